@@ -1,0 +1,53 @@
+"""wnaudit: find weight-norm reparametrizations left alive at inference time, and fold them.
+
+The module and checkpoint entry points need torch (``pip install "wnaudit[torch]"``);
+they import it lazily so that the source lint never does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .findings import Finding, InputError, Severity
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Finding",
+    "FoldError",
+    "InputError",
+    "Severity",
+    "__version__",
+    "assert_folded",
+    "audit_module",
+    "fold",
+    "fold_state_dict",
+    "fold_weight_norm",
+]
+
+_LAZY = {
+    "fold_weight_norm": ("wnaudit.folding", "fold_weight_norm"),
+    "fold": ("wnaudit.folding", "fold"),
+    "FoldError": ("wnaudit.folding", "FoldError"),
+    "audit_module": ("wnaudit.inspect_module", "audit_module"),
+    "assert_folded": ("wnaudit.inspect_module", "assert_folded"),
+    "fold_state_dict": ("wnaudit.state_dict", "fold_state_dict"),
+    "load_unfolded_state_dict": ("wnaudit.state_dict", "load_unfolded_state_dict"),
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .folding import FoldError, fold, fold_weight_norm
+    from .inspect_module import assert_folded, audit_module
+    from .state_dict import fold_state_dict, load_unfolded_state_dict
+
+
+def __getattr__(name: str) -> Any:
+    """Import torch-backed entry points on first use, keeping ``import wnaudit`` torch-free."""
+    if name in _LAZY:
+        import importlib
+
+        module_name, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module_name), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'wnaudit' has no attribute {name!r}")

@@ -1,0 +1,209 @@
+"""The ``wnaudit`` command line.
+
+``wnaudit [OPTIONS] [PATHS]...`` lints Python source and audits checkpoints;
+``wnaudit bench`` measures what folding buys on a model.  Exit status: 0 clean
+(or everything fixed), 1 findings remain, 2 usage error or unreadable input.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+
+from . import __version__
+from .config import ConfigError, load_config
+from .discovery import discover
+from .findings import InputError, RunResult
+from .options import RunOptions
+from .report import FORMATS, renderer
+
+logger = logging.getLogger("wnaudit")
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _DefaultCommandGroup(click.Group):
+    """A group whose default command is ``check``: ``wnaudit PATHS`` == ``wnaudit check PATHS``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands and args[0] not in ("--version",):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        check = self.commands["check"]
+        with click.Context(check, info_name=ctx.info_name, parent=None) as check_ctx:
+            check.format_help(check_ctx, formatter)
+
+
+def _split_codes(values: Sequence[str]) -> list[str]:
+    return [part.strip().upper() for value in values for part in value.split(",") if part.strip()]
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="wnaudit: %(levelname)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+@click.group(cls=_DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="wnaudit")
+def main() -> None:
+    """wnaudit: find live weight norms and the code that keeps them alive; fold them."""
+
+
+@main.command("check", epilog="Measure what folding buys on a model: wnaudit bench --help")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--fix", is_flag=True, help="Apply fixes in place: rewrite source, fold checkpoints atomically.")
+@click.option("--diff", is_flag=True, help="Print source fixes as a unified diff; write nothing.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="With --fix on one checkpoint: write the folded checkpoint here.")
+@click.option("--trust-pickle", is_flag=True, help="Allow unpickling full-module checkpoints. This RUNS CODE FROM THE FILE.")
+@click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
+@click.option("--format", "output_format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
+@click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated).")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to skip (comma-separated).")
+@click.option("--exclude", multiple=True, help="Glob patterns of paths to skip in directories.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="pyproject.toml to read [tool.wnaudit] from.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule code.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes for the source lint (0: automatic).")
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging and full tracebacks for unreadable inputs.")
+@click.option("--explain", metavar="CODE", help="Print the documentation page of a rule code and exit.")
+@click.pass_context
+def check(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    fix: bool,
+    diff: bool,
+    output: Path | None,
+    trust_pickle: bool,
+    fold_spectral: bool,
+    output_format: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    config_path: Path | None,
+    statistics: bool,
+    exit_zero: bool,
+    quiet: bool,
+    jobs: int,
+    verbose: bool,
+    explain: str | None,
+) -> None:
+    """Lint Python source and audit checkpoints for live weight norms.
+
+    PATHS are .py files, directories (recursed) and checkpoints (.pt .pth .bin
+    .ckpt .safetensors, *.index.json, or any file that looks like one).
+    """
+    _configure_logging(verbose)
+    if explain is not None:
+        ctx.exit(_explain(explain))
+    if not paths:
+        raise click.UsageError("no paths given; try: wnaudit .")
+    if fix and diff:
+        raise click.UsageError("--fix and --diff are exclusive: --diff only shows what --fix would write")
+    if output is not None and not fix:
+        raise click.UsageError("-o/--output needs --fix")
+    try:
+        config = load_config(list(paths), config_path).with_overrides(
+            select=_split_codes(select), ignore=_split_codes(ignore), exclude=exclude
+        )
+    except ConfigError as error:
+        raise click.UsageError(str(error)) from error
+
+    inputs = discover(list(paths), config)
+    if output is not None and (len(inputs.checkpoints) != 1 or inputs.sources):
+        raise click.UsageError("-o/--output works with exactly one checkpoint input")
+    options = RunOptions(
+        config=config,
+        fix=fix,
+        diff=diff,
+        output=output,
+        trust_pickle=trust_pickle,
+        spectral=fold_spectral,
+        progress=fix and sys.stderr.isatty(),
+        jobs=jobs,
+        verbose=verbose,
+    )
+    result = RunResult(errors=list(inputs.errors))
+    if inputs.sources:
+        from .source import lint_files
+
+        result.extend(lint_files(inputs.sources, options))
+    if inputs.checkpoints:
+        result.extend(_audit_checkpoints(inputs.checkpoints, options))
+    result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
+
+    stdout = click.get_text_stream("stdout")
+    if output_format == "text":
+        for error in result.errors:
+            click.echo(f"wnaudit: error: {error.path}: {error.message}", err=True)
+    color = output_format == "text" and stdout.isatty()
+    renderer(output_format)(result, stdout, color=color, quiet=quiet, statistics=statistics)
+    ctx.exit(_exit_status(result, exit_zero))
+
+
+def _audit_checkpoints(checkpoints: list[Path], options: RunOptions) -> RunResult:
+    try:
+        from .checkpoint import audit_checkpoints
+    except ImportError as error:
+        missing = 'torch is not installed; checkpoints need it: pip install "wnaudit[torch]"'
+        logger.debug("checkpoint engine unavailable: %s", error)
+        return RunResult(errors=[InputError(str(path), missing) for path in checkpoints])
+    return audit_checkpoints(checkpoints, options)
+
+
+def _exit_status(result: RunResult, exit_zero: bool) -> int:
+    if result.errors:
+        return EXIT_ERROR
+    if result.findings and not exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _explain(code: str) -> int:
+    from .rule_pages import read_page
+
+    try:
+        click.echo(read_page(code), nl=False)
+    except KeyError:
+        click.echo(f"wnaudit: error: unknown rule code {code!r}", err=True)
+        return EXIT_ERROR
+    return EXIT_CLEAN
+
+
+def _register_bench() -> None:
+    """Add ``wnaudit bench`` lazily: it needs torch, the lint must not import it."""
+    try:
+        from .bench.command import bench
+    except ImportError:  # pragma: no cover - bench module missing from a partial install
+        return
+    main.add_command(bench)
+
+
+_register_bench()
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI in-process and return its exit status (for tests and embedding)."""
+    try:
+        main.main(args=list(argv) if argv is not None else None, prog_name="wnaudit", standalone_mode=False)
+    except click.exceptions.Exit as exit_:
+        return int(exit_.exit_code)
+    except click.UsageError as error:
+        error.show()
+        return EXIT_ERROR
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,63 @@
+"""Expand command-line paths into source files and checkpoint inputs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from .checkpoint.sniff import is_checkpoint_name, looks_like_checkpoint
+from .config import Config
+from .findings import InputError
+
+SOURCE_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Inputs:
+    sources: list[Path] = field(default_factory=list)
+    checkpoints: list[Path] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+
+
+def discover(paths: Sequence[Path], config: Config) -> Inputs:
+    """Sort inputs into source files and checkpoints, in a deterministic order.
+
+    Explicit files are taken as given (even if excluded, like ruff without
+    ``--force-exclude``); directories are walked, honouring excludes.
+    """
+    found = Inputs()
+    seen: set[Path] = set()
+
+    def add(target: list[Path], path: Path) -> None:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            target.append(path)
+
+    for path in paths:
+        if path.is_dir():
+            for directory, dirnames, filenames in os.walk(path):
+                base = Path(directory)
+                dirnames[:] = sorted(d for d in dirnames if not config.is_excluded(base / d))
+                for name in sorted(filenames):
+                    candidate = base / name
+                    if config.is_excluded(candidate):
+                        continue
+                    if candidate.suffix in SOURCE_SUFFIXES:
+                        add(found.sources, candidate)
+                    elif is_checkpoint_name(candidate) or (not candidate.suffix and looks_like_checkpoint(candidate)):
+                        add(found.checkpoints, candidate)
+        elif path.suffix in SOURCE_SUFFIXES:
+            add(found.sources, path)
+        elif not path.exists() and not path.is_symlink():
+            found.errors.append(InputError(str(path), "no such file or directory"))
+        elif is_checkpoint_name(path) or looks_like_checkpoint(path):
+            add(found.checkpoints, path)
+        elif os.access(path, os.R_OK):
+            found.errors.append(InputError(str(path), "not a Python file nor a recognised checkpoint format"))
+        else:
+            # Unreadable: let the checkpoint reader give the precise error.
+            add(found.checkpoints, path)
+    return found

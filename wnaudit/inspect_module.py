@@ -1,0 +1,106 @@
+"""The module inspector: what is still live (WN201-WN204) or half-folded (WN205)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _torch
+from .catalogue import HALF_FOLDED_CODE, WEIGHT_LIKE_NAME, Kind, Style
+from .findings import Finding, finding
+from .live import LiveReparametrization, find_reparametrizations
+
+_FOLD_HINT = {
+    Kind.WEIGHT_NORM: "wnaudit.fold_weight_norm(model)",
+    Kind.SPECTRAL_NORM: "wnaudit.fold(model, spectral_norm=True)",
+    Kind.OTHER: "wnaudit.fold(model, other=True)",
+}
+
+
+def _live_message(live: LiveReparametrization) -> str:
+    message = f"{live.spelling.label} is live on {live.qualified_name}: recomputed on every forward"
+    if live.stacked:
+        chain = " -> ".join(s.label for s in live.chain)
+        message += f"; stacked parametrizations ({chain}) fold only together: wnaudit.fold(model, weight_norm=True, spectral_norm=True, other=True)"
+    else:
+        message += f"; fold it once at load with {_FOLD_HINT[live.spelling.kind]}"
+    return message
+
+
+def _module_label(module: Any) -> str:
+    parametrize = _torch.parametrize_module()
+    return f"<{parametrize.type_before_parametrizations(module).__name__}>"
+
+
+def audit_module(module: Any, *, path: str | None = None) -> list[Finding]:
+    """Report every live reparametrization and every half-done fold in ``module``.
+
+    Reads no parametrized attribute, so a spectral-normed module in training
+    mode is left exactly as it was.  ``path`` labels the findings (default:
+    ``<ClassName>``).
+    """
+    label = path or _module_label(module)
+    findings: list[Finding] = []
+    live_names: set[tuple[int, str]] = set()
+    for live in find_reparametrizations(module):
+        live_names.add((id(live.owner), live.tensor_name))
+        findings.append(
+            finding(label, live.spelling.module_code, _live_message(live), fixable=True, object=live.qualified_name)
+        )
+    for owner_name, owner in module.named_modules():
+        findings.extend(_half_folded(label, owner, owner_name, live_names))
+    return findings
+
+
+def _is_torch_builtin(owner: Any) -> bool:
+    parametrize = _torch.parametrize_module()
+    return parametrize.type_before_parametrizations(owner).__module__.startswith("torch.nn.")
+
+
+def _half_folded(label: str, owner: Any, owner_name: str, live_names: set[tuple[int, str]]) -> list[Finding]:
+    """WN205: a weight that a fold (or a torch remover) left in the wrong form."""
+    torch = _torch.import_torch()
+    found: list[Finding] = []
+
+    def report(name: str, problem: str) -> None:
+        qualified = f"{owner_name}.{name}" if owner_name else name
+        found.append(
+            finding(
+                label,
+                HALF_FOLDED_CODE,
+                f"{qualified} is {problem}; it should be an nn.Parameter: "
+                "fold with wnaudit.fold_weight_norm(model), which keeps it one in any grad mode",
+                fixable=False,
+                object=qualified,
+            )
+        )
+
+    for name, tensor in owner._parameters.items():
+        if tensor is not None and tensor.is_inference():
+            report(name, "an inference tensor (folded under torch.inference_mode())")
+    for name, tensor in owner._buffers.items():
+        if tensor is None or not WEIGHT_LIKE_NAME.match(name):
+            continue
+        if tensor.is_inference():
+            report(name, "an inference-tensor buffer (folded under torch.inference_mode())")
+        elif _is_torch_builtin(owner):
+            report(name, "a buffer (folded under torch.no_grad())")
+    for name, value in vars(owner).items():
+        if (
+            isinstance(value, torch.Tensor)
+            and WEIGHT_LIKE_NAME.match(name)
+            and (id(owner), name) not in live_names
+        ):
+            report(name, "a plain tensor attribute, not a registered parameter")
+    return found
+
+
+def assert_folded(module: Any) -> None:
+    """Raise ``AssertionError`` naming every leftover; for users' own test suites."""
+    findings = audit_module(module)
+    if findings:
+        lines = "\n".join(f"  {f.code} {f.object}: {f.message}" for f in findings)
+        raise AssertionError(f"{len(findings)} reparametrization leftover(s) in {_module_label(module)}:\n{lines}")
+
+
+def is_legacy(live: LiveReparametrization) -> bool:
+    return live.spelling.style is Style.LEGACY

@@ -1,0 +1,103 @@
+"""Find the reparametrizations live in a loaded module, without evaluating any.
+
+Shared by the fold and the inspector.  Nothing here reads a parametrized
+attribute: reading ``.weight`` of a spectral-normed module in training mode
+runs a power iteration and changes its state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from . import _torch
+from .catalogue import (
+    OTHER_PARAMETRIZATION,
+    PARAMETRIZATIONS_ATTR,
+    SPECTRAL_NORM_LEGACY,
+    SPECTRAL_NORM_MODERN,
+    WEIGHT_NORM_LEGACY,
+    WEIGHT_NORM_MODERN,
+    Kind,
+    Spelling,
+    Style,
+)
+
+
+@dataclass(frozen=True)
+class LiveReparametrization:
+    """One tensor of one module that is computed from other tensors at run time.
+
+    ``chain`` lists the spelling of every parametrization stacked on the tensor
+    (one element for a legacy hook); ``spelling`` is the one the tensor is
+    reported under (weight norm before spectral norm before anything else).
+    """
+
+    owner: Any  # torch.nn.Module
+    owner_name: str
+    tensor_name: str
+    spelling: Spelling
+    chain: tuple[Spelling, ...]
+    hook_key: int | None = None
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.owner_name}.{self.tensor_name}" if self.owner_name else self.tensor_name
+
+    @property
+    def kinds(self) -> frozenset[Kind]:
+        return frozenset(s.kind for s in self.chain)
+
+    @property
+    def stacked(self) -> bool:
+        return len(self.chain) > 1
+
+
+def _primary(chain: tuple[Spelling, ...]) -> Spelling:
+    for kind in (Kind.WEIGHT_NORM, Kind.SPECTRAL_NORM, Kind.OTHER):
+        for spelling in chain:
+            if spelling.kind is kind:
+                return spelling
+    return OTHER_PARAMETRIZATION
+
+
+def _classify_parametrization(parametrization: Any) -> Spelling:
+    for spelling in (WEIGHT_NORM_MODERN, SPECTRAL_NORM_MODERN):
+        if isinstance(parametrization, _torch.implementation(spelling)):
+            return spelling
+    return OTHER_PARAMETRIZATION
+
+
+def _legacy_hook_spelling(hook: Any) -> Spelling | None:
+    for spelling in (WEIGHT_NORM_LEGACY, SPECTRAL_NORM_LEGACY):
+        if isinstance(hook, _torch.implementation(spelling)):
+            return spelling
+    return None
+
+
+def reparametrizations_of(owner: Any, owner_name: str = "") -> Iterator[LiveReparametrization]:
+    """The live reparametrizations of one module (not its children), in a stable order."""
+    parametrize = _torch.parametrize_module()
+    if parametrize.is_parametrized(owner):
+        for tensor_name, plist in getattr(owner, PARAMETRIZATIONS_ATTR).items():
+            chain = tuple(_classify_parametrization(p) for p in plist)
+            yield LiveReparametrization(owner, owner_name, tensor_name, _primary(chain), chain)
+    for key, hook in list(owner._forward_pre_hooks.items()):
+        spelling = _legacy_hook_spelling(hook)
+        if spelling is not None:
+            yield LiveReparametrization(owner, owner_name, hook.name, spelling, (spelling,), key)
+
+
+def find_reparametrizations(module: Any) -> list[LiveReparametrization]:
+    """Every live reparametrization in ``module`` and its submodules, in module order.
+
+    A submodule reachable under two names is visited once, under its first name.
+    """
+    found: list[LiveReparametrization] = []
+    for owner_name, owner in module.named_modules():
+        found.extend(reparametrizations_of(owner, owner_name))
+    return found
+
+
+def is_modern(live: LiveReparametrization) -> bool:
+    return live.spelling.style is Style.MODERN

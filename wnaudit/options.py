@@ -1,0 +1,32 @@
+"""Options shared by the engines (source lint, checkpoint audit), set by the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import Config
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the user asked for on the command line, resolved against the config.
+
+    ``fix``: rewrite sources / fold checkpoints in place. ``diff``: print source
+    fixes as unified diffs and write nothing. ``output``: write a fixed
+    checkpoint there instead of in place (single checkpoint input only).
+    ``trust_pickle``: allow unpickling full-module checkpoints (runs code from
+    the file). ``spectral``: also fold spectral norm in checkpoints.
+    ``progress``: show a progress bar on stderr (the CLI sets it only on a TTY).
+    ``jobs``: worker processes for the source lint (0: automatic).
+    """
+
+    config: Config = field(default_factory=Config)
+    fix: bool = False
+    diff: bool = False
+    output: Path | None = None
+    trust_pickle: bool = False
+    spectral: bool = False
+    progress: bool = False
+    jobs: int = 0
+    verbose: bool = False

@@ -1,0 +1,17 @@
+"""``--format json``: exactly one JSON object, as fixed by the design contract."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from ..findings import RunResult
+
+
+def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
+    payload = {
+        "findings": [f.to_dict() for f in sorted(result.findings, key=lambda f: f.sort_key())],
+        "errors": [e.to_dict() for e in result.errors],
+    }
+    json.dump(payload, stream, indent=2)
+    stream.write("\n")

@@ -1,0 +1,55 @@
+"""``--format text``: one line per finding, colour only on a terminal."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+import click
+
+from ..findings import CODES, Finding, RunResult, Severity
+
+
+def location(finding: Finding) -> str:
+    """``path:line:col`` for source, ``path: object`` for tensors."""
+    if finding.line is not None:
+        return f"{finding.path}:{finding.line}:{finding.column or 1}:"
+    if finding.object is not None:
+        return f"{finding.path}: {finding.object}:"
+    return f"{finding.path}:"
+
+
+def _style(text: str, color: bool, **style: object) -> str:
+    return click.style(text, **style) if color else text  # type: ignore[arg-type]
+
+
+def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
+    findings = sorted(result.findings, key=lambda f: f.sort_key())
+    for diff in result.diffs:
+        stream.write(diff if diff.endswith("\n") else diff + "\n")
+    for item in findings:
+        code_color = "red" if item.severity == Severity.ERROR else "yellow"
+        fix_mark = " [*]" if item.fixable else ""
+        stream.write(
+            f"{_style(location(item), color, bold=True)} {_style(item.code, color, fg=code_color, bold=True)}{fix_mark} {item.message}\n"
+        )
+    if statistics:
+        counts = Counter(f.code for f in findings)
+        for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            fixable = sum(1 for f in findings if f.code == code and f.fixable)
+            title = CODES[code].title if code in CODES else ""
+            stream.write(f"{count:>5}\t{code}\t{'[*] ' if fixable else ''}{title}\n")
+    if quiet:
+        return
+    summary: list[str] = []
+    if result.fixed:
+        summary.append(f"Fixed {len(result.fixed)} finding{'s' if len(result.fixed) != 1 else ''}.")
+    if findings:
+        fixable = sum(1 for f in findings if f.fixable)
+        line = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+        line += f" ({fixable} fixable with --fix)." if fixable else "."
+        summary.append(line)
+    elif not result.errors:
+        summary.append("All checks passed!")
+    for line in summary:
+        stream.write(_style(line, color, bold=True) + "\n")
