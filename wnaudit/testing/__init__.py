@@ -1,0 +1,1 @@
+"""Small real models for tests, benchmarks and ``wnaudit bench`` demos (need torch)."""
