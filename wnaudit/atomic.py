@@ -2,13 +2,14 @@
 
 Used by every in-place fix (source and checkpoint).  The new content goes to a
 temporary file in the target's directory (same filesystem, so ``os.replace`` is
-atomic), is flushed and fsynced, takes the original's permission bits, and is
-renamed over the target; the directory is fsynced so the rename survives a
-crash.  On any failure the temporary file is removed and the target is left
-untouched.
+atomic), is flushed and fsynced, takes the original's permission bits (and, when
+allowed, its owner), and is renamed over the target; the directory is fsynced so
+the rename survives a crash.  On any failure the temporary file is removed and
+the target is left untouched.  A symlinked target is written through: the link
+stays a link and the file it points to is replaced.
 
-``_fault`` is a test seam: tests set it to raise at a named step to prove that
-no step can lose or half-write a file.
+``_fault`` is a test seam: tests set it to raise at a named step (see
+``STEPS``) to prove that no step can lose or half-write a file.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ logger = logging.getLogger(__name__)
 
 #: Steps at which a fault can be injected, in order.
 STEPS = ("created", "written", "before_fsync", "after_fsync", "before_rename", "after_rename")
+
+#: Suffix of the temporary file; never a checkpoint or source suffix, so a file
+#: left behind by a killed process is not picked up by the next run.
+TEMP_SUFFIX = ".wnaudit-tmp"
 
 
 def _no_fault(step: str) -> None:
@@ -43,37 +48,47 @@ def resolve_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
     """Yield a binary stream; on clean exit it atomically replaces ``path``.
 
-    ``mode`` defaults to the existing file's permission bits (or 0o644 masked
-    by the umask for a new file).
+    ``mode`` defaults to the existing file's permission bits (or 0o666 masked
+    by the umask for a new file).  If the body raises, nothing is replaced.
     """
     target = resolve_target(Path(path))
     directory = target.parent
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(target.stat().st_mode)
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
     try:
-        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".wnaudit-tmp", dir=directory)
+        existing: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        existing = None
+    if mode is None:
+        mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
+    try:
+        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=directory)
     except OSError as error:
-        raise AtomicWriteError(error.errno, f"cannot create a temporary file beside {target}: {error.strerror}") from error
+        raise AtomicWriteError(
+            error.errno, f"cannot create a temporary file beside {target}: {error.strerror}"
+        ) from error
     temp = Path(temp_name)
     try:
-        _fault("created")
+        # Wrap the descriptor first so that every failure below closes it.
         with os.fdopen(fd, "wb") as handle:
+            _fault("created")
             yield handle  # type: ignore[misc]
             _fault("written")
             handle.flush()
             _fault("before_fsync")
             os.fsync(handle.fileno())
             _fault("after_fsync")
-        os.chmod(temp, mode)
+        if existing is not None:
+            _keep_owner(temp, existing)
+        os.chmod(temp, mode)  # after chown, which may clear set-id bits
         _fault("before_rename")
         os.replace(temp, target)
         _fault("after_rename")
@@ -83,6 +98,17 @@ def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
         raise
     _fsync_directory(directory)
     logger.debug("replaced %s atomically", target)
+
+
+def _keep_owner(temp: Path, existing: os.stat_result) -> None:
+    """Give the new file the old one's owner and group where we may (e.g. as root)."""
+    if not hasattr(os, "chown"):  # pragma: no cover - Windows
+        return
+    temp_stat = temp.stat()
+    if (temp_stat.st_uid, temp_stat.st_gid) == (existing.st_uid, existing.st_gid):
+        return
+    with contextlib.suppress(PermissionError):
+        os.chown(temp, existing.st_uid, existing.st_gid)
 
 
 def _fsync_directory(directory: Path) -> None:

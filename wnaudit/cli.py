@@ -76,6 +76,7 @@ def main() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes for the source lint (0: automatic).")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging and full tracebacks for unreadable inputs.")
 @click.option("--explain", metavar="CODE", help="Print the documentation page of a rule code and exit.")
+@click.version_option(__version__, "--version", prog_name="wnaudit")
 @click.pass_context
 def check(
     ctx: click.Context,
@@ -141,8 +142,8 @@ def check(
         result.extend(_audit_checkpoints(inputs.checkpoints, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
 
-    stdout = click.get_text_stream("stdout")
-    if output_format == "text":
+    stdout = sys.stdout
+    if output_format != "github":  # github: errors are annotations on stdout already
         for error in result.errors:
             click.echo(f"wnaudit: error: {error.path}: {error.message}", err=True)
     color = output_format == "text" and stdout.isatty()
@@ -169,12 +170,12 @@ def _exit_status(result: RunResult, exit_zero: bool) -> int:
 
 
 def _explain(code: str) -> int:
-    from .rule_pages import read_page
+    from .rule_pages import page_codes, read_page
 
     try:
         click.echo(read_page(code), nl=False)
     except KeyError:
-        click.echo(f"wnaudit: error: unknown rule code {code!r}", err=True)
+        click.echo(f"wnaudit: error: unknown rule code {code!r}; known codes: {', '.join(page_codes())}", err=True)
         return EXIT_ERROR
     return EXIT_CLEAN
 
@@ -194,7 +195,7 @@ _register_bench()
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return its exit status (for tests and embedding)."""
     try:
-        main.main(args=list(argv) if argv is not None else None, prog_name="wnaudit", standalone_mode=False)
+        status = main.main(args=list(argv) if argv is not None else None, prog_name="wnaudit", standalone_mode=False)
     except click.exceptions.Exit as exit_:
         return int(exit_.exit_code)
     except click.UsageError as error:
@@ -202,7 +203,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except SystemExit as exit_:
         return int(exit_.code or 0)
-    return EXIT_CLEAN
+    # Without standalone mode, click returns ctx.exit()'s status instead of raising.
+    return int(status) if isinstance(status, int) else EXIT_CLEAN
 
 
 if __name__ == "__main__":  # pragma: no cover

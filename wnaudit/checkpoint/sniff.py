@@ -6,7 +6,11 @@ so extensions alone are not enough.
 
 from __future__ import annotations
 
+import enum
+import os
+import stat
 import struct
+import zipfile
 from pathlib import Path
 
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".safetensors")
@@ -22,8 +26,18 @@ def is_checkpoint_name(path: Path) -> bool:
     return name.endswith(INDEX_SUFFIX) or path.suffix.lower() in CHECKPOINT_SUFFIXES
 
 
+def is_regular_file(path: Path) -> bool:
+    """A FIFO blocks a reader forever and a device never ends: only regular files are read."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def looks_like_checkpoint(path: Path) -> bool:
     """True when the file starts like a torch zip, a legacy torch file or safetensors."""
+    if not is_regular_file(path):
+        return False
     try:
         with open(path, "rb") as handle:
             head = handle.read(16)
@@ -35,3 +49,105 @@ def looks_like_checkpoint(path: Path) -> bool:
         (header_size,) = struct.unpack("<Q", head[:8])
         return 0 < header_size < (1 << 27) and head[8:9] == b"{"
     return False
+
+
+class Format(enum.Enum):
+    """The checkpoint formats wnaudit reads, recognised by content."""
+
+    TORCH_ZIP = "torch zip archive"
+    TORCHSCRIPT = "TorchScript archive"
+    TORCH_LEGACY = "legacy torch.save file"
+    SAFETENSORS = "safetensors"
+    SHARD_INDEX = "shard index"
+
+
+class UnrecognisedFormat(ValueError):
+    """The file is not any checkpoint format wnaudit reads; the message says what it looks like."""
+
+
+#: A TorchScript archive carries its compiled code beside the data.
+_TORCHSCRIPT_MEMBERS = ("constants.pkl", "code/")
+_PICKLE_PROTOCOL_2_PLUS = b"\x80"
+#: safetensors refuses headers above 100 MB; a larger size field is not safetensors.
+MAX_SAFETENSORS_HEADER = 100_000_000
+
+
+def detect_format(path: Path) -> Format:
+    """What ``path`` holds, from its name (shard index) and first bytes (everything else).
+
+    Raises ``OSError`` if it cannot be read and :class:`UnrecognisedFormat` if
+    it is none of the formats.  Reads only the first bytes (and a zip's
+    central directory), never tensor data.
+    """
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "is a directory", str(path))
+    if not stat.S_ISREG(mode):
+        raise UnrecognisedFormat("not a regular file (a FIFO, socket or device); not read")
+    with open(path, "rb") as handle:
+        head = handle.read(16)
+    if path.name.lower().endswith(INDEX_SUFFIX):
+        return Format.SHARD_INDEX
+    if not head:
+        raise UnrecognisedFormat("empty file (0 bytes)")
+    if head.startswith(_ZIP_MAGIC):
+        return _zip_kind(path)
+    if head.startswith(_LEGACY_TORCH_MAGIC[:3]):
+        return Format.TORCH_LEGACY
+    if len(head) >= 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < MAX_SAFETENSORS_HEADER:
+        return Format.SAFETENSORS
+    if head.startswith(_PICKLE_PROTOCOL_2_PLUS):
+        raise UnrecognisedFormat("a plain pickle, not a torch.save checkpoint; not loaded")
+    if _looks_like_text(head):
+        raise UnrecognisedFormat("a text file, not a checkpoint")
+    raise UnrecognisedFormat("not a torch, safetensors or shard-index checkpoint")
+
+
+def _looks_like_text(head: bytes) -> bool:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+#: A state dict's data.pkl holds names and shapes only (a few MB even for huge
+#: models); a larger one is a zip bomb or not a checkpoint, and is not inflated.
+MAX_PICKLE_BYTES = 256 * 1024 * 1024
+
+
+def _zip_kind(path: Path) -> Format:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
+        raise UnrecognisedFormat(f"truncated or corrupt zip archive ({error})") from error
+    _check_zip_sizes(path, infos)
+    names = [info.filename for info in infos]
+    for name in names:
+        _, _, member = name.partition("/")
+        if any(member == m or member.startswith(m) for m in _TORCHSCRIPT_MEMBERS):
+            return Format.TORCHSCRIPT
+    if not any(name.endswith("/data.pkl") or name == "data.pkl" for name in names):
+        raise UnrecognisedFormat("a zip archive without torch data (data.pkl); not a torch checkpoint")
+    return Format.TORCH_ZIP
+
+
+def _check_zip_sizes(path: Path, infos: list[zipfile.ZipInfo]) -> None:
+    """Refuse members whose declared sizes the archive cannot hold, before anything reads them.
+
+    torch stores tensor records uncompressed, so a record claiming more bytes
+    than the file has is a lie that would make a reader allocate for it.
+    """
+    archive_size = os.stat(path).st_size
+    for info in infos:
+        if info.header_offset + info.compress_size > archive_size:
+            raise UnrecognisedFormat(
+                f"corrupt zip archive: member {info.filename} claims {info.compress_size} bytes beyond the file's {archive_size}"
+            )
+        if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
+            raise UnrecognisedFormat(f"corrupt zip archive: stored member {info.filename} declares two different sizes")
+        if info.filename.endswith("data.pkl") and info.file_size > MAX_PICKLE_BYTES:
+            raise UnrecognisedFormat(
+                f"{info.filename} declares {info.file_size} bytes inflated (a zip bomb?); not inflated"
+            )

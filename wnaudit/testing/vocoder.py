@@ -157,6 +157,11 @@ def build_vocoder(weight_norm: Spelling = "modern", seed: int = 0, config: Vocod
     return model.eval()
 
 
+def build_medium_vocoder(weight_norm: Spelling = "modern", seed: int = 0) -> Vocoder:
+    """The serving-sized (MEDIUM) vocoder, as a no-argument factory for ``wnaudit bench``."""
+    return build_vocoder(weight_norm, seed, MEDIUM)
+
+
 def example_input(frames: int = 32, config: VocoderConfig = SMALL, seed: int = 1) -> torch.Tensor:
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(1, config.mel_channels, frames, generator=generator)

@@ -1,0 +1,162 @@
+"""Checkpoint audit and fix: wall time and peak RSS against torch.load and a file copy.
+
+Generates a checkpoint of about ``--size-gb`` GB (a HiFi-GAN-like stack of
+weight-normed convolutions, legacy ``weight_g``/``weight_v`` keys, plus plain
+tensors) as safetensors and as a torch zip archive, then measures, each arm in
+a fresh subprocess, in alternating paired runs:
+
+* ``wnaudit FILE`` against a plain ``torch.load(FILE, weights_only=True)``;
+* ``wnaudit --fix -o OUT FILE`` against copying the file (``shutil.copyfile``,
+  and the same followed by ``fsync``, since the fix fsyncs before its rename);
+* an interpreter that does nothing, for the baseline RSS.
+
+Peak RSS comes from ``wait4`` (the child's own ``ru_maxrss``; the parent never
+imports torch, since a child's high-water mark starts at its parent's RSS at
+fork, and the checkpoint is generated in a subprocess for that reason).  Reported are
+medians of the paired differences and ratios.  The generated files are
+deleted at the end unless ``--keep``.
+
+    python benchmarks/checkpoint_speed.py --size-gb 2 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+CLI = "import sys; from wnaudit.cli import main; sys.argv[0] = 'wnaudit'; main()"
+TORCH_LOAD = "import sys, torch; torch.load(sys.argv[1], weights_only=True, map_location='cpu')"
+COPY = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
+COPY_FSYNC = (
+    "import os, shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2]); "
+    "fd = os.open(sys.argv[2], os.O_RDONLY); os.fsync(fd); os.close(fd)"
+)
+NOTHING = "pass"
+TORCH_IMPORTED = (
+    "import sys; from wnaudit.cli import run; status = run([sys.argv[1], '-q']); "
+    "sys.stderr.write('TORCH-IMPORTED=%s\\n' % ('torch' in sys.modules))"
+)
+
+
+def generate(directory: Path, size_gb: float) -> tuple[Path, Path, int]:
+    """Write the same state dict as safetensors and torch zip; returns (st, zip, weight norms)."""
+    import torch
+    from safetensors.torch import save_file
+
+    torch.manual_seed(0)
+    channels, kernel = 512, 7
+    layer_bytes = channels * channels * kernel * 4
+    layers = max(1, int(size_gb * 1e9 // layer_bytes))
+    state: dict[str, torch.Tensor] = {}
+    for i in range(layers):
+        prefix = f"generator.blocks.{i}.conv"
+        state[f"{prefix}.bias"] = torch.randn(channels)
+        state[f"{prefix}.weight_g"] = torch.rand(channels, 1, 1) + 0.5
+        state[f"{prefix}.weight_v"] = torch.randn(channels, channels, kernel)
+    st_path, zip_path = directory / "bench.safetensors", directory / "bench.pt"
+    save_file(state, st_path, metadata={"format": "pt"})
+    torch.save({"generator": {k[len("generator."):]: v for k, v in state.items()}, "steps": 1}, zip_path)
+    return st_path, zip_path, layers
+
+
+def measure(code: str, *args: str) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of ``python -c code args`` in a fresh process."""
+    start = time.perf_counter()
+    process = subprocess.Popen([PYTHON, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    if process.returncode not in (0, 1):
+        raise RuntimeError(f"{code[:40]}... {args} failed ({process.returncode}): {stderr}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def paired(name_a: str, arm_a, name_b: str, arm_b, repeats: int, cleanup=lambda: None) -> dict:
+    """Alternate A,B / B,A; report medians of paired ratios and differences."""
+    a_runs, b_runs = [], []
+    for i in range(repeats):
+        order = [(arm_a, a_runs), (arm_b, b_runs)] if i % 2 == 0 else [(arm_b, b_runs), (arm_a, a_runs)]
+        for arm, runs in order:
+            runs.append(arm())
+            cleanup()
+    ratios = [a[0] / b[0] for a, b in zip(a_runs, b_runs)]
+    return {
+        "a": name_a,
+        "b": name_b,
+        "a_wall_s": statistics.median(r[0] for r in a_runs),
+        "b_wall_s": statistics.median(r[0] for r in b_runs),
+        "wall_ratio_median": statistics.median(ratios),
+        "wall_diff_median_s": statistics.median(a[0] - b[0] for a, b in zip(a_runs, b_runs)),
+        "a_rss_mib": statistics.median(r[1] for r in a_runs),
+        "b_rss_mib": statistics.median(r[1] for r in b_runs),
+        "rss_diff_median_mib": statistics.median(a[1] - b[1] for a, b in zip(a_runs, b_runs)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-gb", type=float, default=0.25, help="checkpoint size (record runs use 2)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dir", type=Path, default=None, help="where to write the files (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.generate is not None:
+        st_path, zip_path, layers = generate(args.generate, args.size_gb)
+        print(st_path.name, zip_path.name, layers)
+        return
+    directory = Path(tempfile.mkdtemp(prefix="wnaudit-bench-", dir=args.dir))
+    try:
+        made = subprocess.run(
+            [PYTHON, __file__, "--generate", str(directory), "--size-gb", str(args.size_gb)],
+            check=True, capture_output=True, text=True,
+        )
+        st_name, zip_name, count = made.stdout.split()
+        st_path, zip_path, layers = directory / st_name, directory / zip_name, int(count)
+        out = directory / "out"
+        results: dict = {
+            "size_bytes": {"safetensors": st_path.stat().st_size, "torch_zip": zip_path.stat().st_size},
+            "weight_norms": layers,
+        }
+
+        def remove_out() -> None:
+            out.unlink(missing_ok=True)
+
+        baseline = [measure(NOTHING) for _ in range(args.repeats)]
+        results["interpreter_baseline"] = {
+            "wall_s": statistics.median(b[0] for b in baseline),
+            "rss_mib": statistics.median(b[1] for b in baseline),
+        }
+        probe = subprocess.run([PYTHON, "-c", TORCH_IMPORTED, str(st_path)], capture_output=True, text=True, check=False)
+        results["safetensors_audit_imports_torch"] = "TORCH-IMPORTED=True" in probe.stderr
+        for label, path in (("safetensors", st_path), ("torch_zip", zip_path)):
+            p = str(path)
+            results[f"{label}_audit_vs_torch_load"] = paired(
+                "wnaudit FILE", lambda: measure(CLI, p, "-q"), "torch.load", lambda: measure(TORCH_LOAD, p), args.repeats
+            )
+            fix = lambda: measure(CLI, "--fix", "-q", "-o", str(out), p)  # noqa: E731
+            results[f"{label}_fix_vs_copy"] = paired(
+                "wnaudit --fix -o OUT FILE", fix, "copyfile", lambda: measure(COPY, p, str(out)), args.repeats, remove_out
+            )
+            results[f"{label}_fix_vs_copy_fsync"] = paired(
+                "wnaudit --fix -o OUT FILE", fix, "copyfile+fsync", lambda: measure(COPY_FSYNC, p, str(out)), args.repeats, remove_out
+            )
+        json.dump(results, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    finally:
+        if not args.keep:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

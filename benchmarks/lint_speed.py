@@ -1,0 +1,122 @@
+"""Source-lint speed on a real tree: wnaudit vs ruff (a floor for reading the tree) vs TorchFix.
+
+The tree is the ``transformers`` source from its pinned PyPI wheel, unpacked
+(never installed) under ``benchmarks/.cache``.  ruff and TorchFix go into a
+separate virtual environment there.  Each tool runs as a fresh process; wall
+time and peak RSS come from ``/usr/bin/time`` (or ``getrusage``), reported as
+the median of ``--runs`` runs, the arms alternating inside each round.
+
+TorchFix is far slower (libcst metadata on every file), so by default it runs
+on a deterministic sample of files and its time is extrapolated by line count;
+the output says so.
+
+    python benchmarks/lint_speed.py --runs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+TRANSFORMERS_VERSION = "5.24.0"
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
+TOOLS_VENV = CACHE / "tools-venv"
+
+
+def ensure_tree(version: str) -> Path:
+    tree = CACHE / f"transformers-{version}"
+    if (tree / "transformers").is_dir():
+        return tree
+    CACHE.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", f"transformers=={version}", "-d", str(CACHE)],
+        check=True,
+    )
+    wheel = next(CACHE.glob(f"transformers-{version}-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        members = [m for m in archive.namelist() if m.startswith("transformers/")]
+        archive.extractall(tree, members)
+    return tree
+
+
+def ensure_tools() -> Path:
+    bin_dir = TOOLS_VENV / "bin"
+    if not (bin_dir / "ruff").exists() or not (bin_dir / "torchfix").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(TOOLS_VENV)], check=True)
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "ruff", "torchfix"], check=True)
+    return bin_dir
+
+
+def measure(command: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one run of ``command``."""
+    timer = shutil.which("time") or "/usr/bin/time"
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        start = time.perf_counter()
+        subprocess.run([timer, "-f", "%M", "-o", report.name, *command], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        peak_kib = float(report.read().strip().splitlines()[-1])
+    return wall, peak_kib / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--version", default=TRANSFORMERS_VERSION)
+    parser.add_argument("--torchfix-sample", type=int, default=40, help="files for TorchFix (0: whole tree, very slow)")
+    parser.add_argument("--skip-torchfix", action="store_true")
+    args = parser.parse_args()
+
+    tree = ensure_tree(args.version)
+    tools = ensure_tools()
+    package = tree / "transformers"
+    files = sorted(package.rglob("*.py"))
+    lines = {f: f.read_bytes().count(b"\n") for f in files}
+    total_lines = sum(lines.values())
+    wnaudit = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", "transformers"]
+    one_file = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", "transformers/models/univnet/modeling_univnet.py"]
+    ruff = [str(tools / "ruff"), "check", "--no-cache", "--isolated", "-q", "--exit-zero", "transformers"]
+    arms = {"wnaudit": wnaudit, "wnaudit (one file)": one_file, "ruff check": ruff}
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
+    for _ in range(args.runs):
+        for name, command in arms.items():
+            results[name].append(measure(command, tree))
+
+    summary = {
+        "tree": f"transformers {args.version} wheel: {len(files)} files, {total_lines} lines",
+        "runs": args.runs,
+    }
+    for name, samples in results.items():
+        summary[name] = {
+            "wall_s_median": round(statistics.median(s[0] for s in samples), 3),
+            "peak_rss_mib_median": round(statistics.median(s[1] for s in samples), 1),
+        }
+    if not args.skip_torchfix:
+        sample = files if args.torchfix_sample == 0 else sorted(random.Random(0).sample(files, args.torchfix_sample))
+        sample_lines = sum(lines[f] for f in sample)
+        torchfix = [str(tools / "torchfix"), *[str(f.relative_to(tree)) for f in sample]]
+        wall, rss = measure(torchfix, tree)
+        summary["torchfix"] = {
+            "files": len(sample),
+            "lines": sample_lines,
+            "wall_s": round(wall, 2),
+            "peak_rss_mib": round(rss, 1),
+            "extrapolated_tree_wall_s": round(wall * total_lines / max(sample_lines, 1), 1),
+            "note": "one run on a seeded sample, extrapolated by line count" if args.torchfix_sample else "whole tree",
+        }
+    ratio = summary["wnaudit"]["wall_s_median"] / max(summary["ruff check"]["wall_s_median"], 1e-9)
+    summary["wnaudit / ruff wall ratio"] = round(ratio, 2)
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

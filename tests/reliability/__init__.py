@@ -1,0 +1,1 @@
+"""Reliability and security suite: hostile inputs, faults during --fix, fuzzing."""

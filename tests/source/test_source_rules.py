@@ -1,0 +1,89 @@
+"""Each rule's own VALID/INVALID examples, and its rules/WNxxx.md page, are tests."""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+
+import pytest
+
+from wnaudit.findings import CODES
+from wnaudit.rule_pages import page_sections, page_title
+from wnaudit.source import all_rules, fix_source, lint_source
+
+RULES = all_rules()
+
+
+def codes(source: str, path: str = "example.py") -> list[str]:
+    return [f.code for f in lint_source(source, path)]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_is_registered_with_title_and_fix_safety(rule):
+    assert CODES[rule.code].title == rule.title
+    assert rule.fix_safety in ("safe", "needs review")
+    assert rule.VALID and rule.INVALID
+
+
+@pytest.mark.parametrize(
+    "rule, source", [(r, s) for r in RULES for s in r.VALID], ids=lambda x: getattr(x, "code", "")
+)
+def test_valid_examples_are_clean(rule, source):
+    assert rule.code not in codes(source)
+
+
+@pytest.mark.parametrize(
+    "rule, source", [(r, s) for r in RULES for s in r.INVALID], ids=lambda x: getattr(x, "code", "")
+)
+def test_invalid_examples_trigger_once_and_fix_cleanly(rule, source):
+    assert codes(source).count(rule.code) == 1
+    fixed, done = fix_source(source, "example.py")
+    assert [f.code for f in done] == [rule.code]
+    assert codes(fixed) == []
+    again, nothing = fix_source(fixed, "example.py")
+    assert again == fixed and nothing == []
+
+
+def _blocks(code: str) -> tuple[str, str]:
+    sections = page_sections(code)
+    pattern = re.compile(r"```python\n(.*?)```", re.S)
+    return pattern.findall(sections["Example"])[0], pattern.findall(sections["Use instead"])[0]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_page_has_ruff_shape(rule):
+    assert page_title(rule.code) == f"{rule.code}: {rule.title}"
+    sections = page_sections(rule.code)
+    assert list(sections) == ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]
+    assert sections["Fix safety"].lower().startswith(rule.fix_safety)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_page_examples_execute(rule):
+    """Example -> exactly this code; Use instead -> clean; --fix(Example) == Use instead, and it runs."""
+    bad, good = _blocks(rule.code)
+    assert codes(bad) == [rule.code] * codes(bad).count(rule.code) and rule.code in codes(bad)
+    assert codes(good) == []
+    fixed, _ = fix_source(bad, "example.py")
+    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(good))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(good, f"{rule.code}-use-instead", "exec"), {"__name__": "page_example"})
+
+
+@pytest.mark.parametrize("code", ["WN101", "WN102", "WN104", "WN105", "WN107"])
+def test_rule_page_bad_examples_really_fail_under_torch(code):
+    bad, _ = _blocks(code)
+    with warnings.catch_warnings(), pytest.raises((ValueError, TypeError)):
+        warnings.simplefilter("ignore")
+        exec(compile(bad, f"{code}-example", "exec"), {"__name__": "page_example"})
+
+
+def test_wn106_bad_example_silently_folds_nothing():
+    bad, good = _blocks("WN106")
+    for source, folded in ((bad, False), (good, True)):
+        namespace: dict = {"__name__": "page_example"}
+        exec(compile(source, "WN106", "exec"), namespace)
+        conv = namespace["model"][0]
+        assert hasattr(conv, "parametrizations") is not folded

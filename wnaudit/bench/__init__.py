@@ -1,0 +1,36 @@
+"""``wnaudit bench``: measure, on a user's own model, what folding weight norms saves.
+
+Importing this package does not import torch (the CLI registers the command
+unconditionally and the source lint must stay torch-free); :func:`measure`
+and the arm builders import it on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import BenchError
+from .result import BenchResult, Settings
+from .stats import Interval, PairedSummary, Verdict
+
+__all__ = ["BenchError", "BenchResult", "Interval", "PairedSummary", "Settings", "Verdict", "independent_copy", "measure"]
+
+_LAZY = {
+    "measure": ("wnaudit.bench.runner", "measure"),
+    "independent_copy": ("wnaudit.bench.arms", "independent_copy"),
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .arms import independent_copy
+    from .runner import measure
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module_name, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module_name), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'wnaudit.bench' has no attribute {name!r}")

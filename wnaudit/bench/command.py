@@ -1,0 +1,158 @@
+"""The ``wnaudit bench`` command.
+
+Imports nothing heavy at import time: the CLI registers this command on every
+run, including source lints that must never import torch.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from .errors import BenchError
+
+logger = logging.getLogger("wnaudit.bench")
+
+EXIT_OK, EXIT_ERROR = 0, 2
+_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+def parse_shape(text: str) -> list[int]:
+    """``1,80,50`` -> ``[1, 80, 50]``; every dimension a positive integer."""
+    try:
+        shape = [int(part) for part in text.replace("x", ",").split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected comma-separated integers like 1,80,50") from None
+    if not shape or any(d < 1 for d in shape):
+        raise click.BadParameter(f"{text!r}: expected positive dimensions like 1,80,50")
+    return shape
+
+
+def _shapes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[list[int]]:
+    return [parse_shape(value) for value in values]
+
+
+@click.command("bench", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("model")
+@click.option(
+    "--input-shape",
+    "input_shapes",
+    multiple=True,
+    required=True,
+    callback=_shapes,
+    help="Shape of a random input, e.g. 1,80,50 (repeat for models taking several inputs).",
+)
+@click.option(
+    "--checkpoint",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="State dict to load into the factory's model (weights_only, strict).",
+)
+@click.option("--checkpoint-key", help="Entry of the checkpoint holding the state dict (dotted), when it is nested.")
+@click.option("--trust-pickle", is_flag=True, help="Allow MODEL to be a pickled module file. This RUNS CODE FROM THE FILE.")
+@click.option(
+    "--dtype", type=click.Choice(_DTYPES), default=None, help="Cast model and input to this dtype (default: keep the model's)."
+)
+@click.option("--device", default="cpu", show_default=True, help="Device to time on: cpu, cuda, cuda:1 ...")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="torch intra-op threads (default: torch's; 1 is steadiest on a shared machine).",
+)
+@click.option("--iterations", type=click.IntRange(min=2), default=100, show_default=True, help="Timed pairs of calls.")
+@click.option("--warmup", type=click.IntRange(min=0), default=10, show_default=True, help="Untimed pairs before timing.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random input and of the bootstrap.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
+@click.pass_context
+def bench(
+    ctx: click.Context,
+    model: str,
+    input_shapes: list[list[int]],
+    checkpoint: Path | None,
+    checkpoint_key: str | None,
+    trust_pickle: bool,
+    dtype: str | None,
+    device: str,
+    threads: int | None,
+    iterations: int,
+    warmup: int,
+    seed: int,
+    output_format: str,
+    verbose: bool,
+) -> None:
+    """Measure what folding the weight norms of MODEL saves per forward call.
+
+    MODEL is a factory 'package.module:callable' (or 'file.py:callable') called
+    with no arguments, or a pickled module file (with --trust-pickle). The model
+    as loaded and a folded twin are checked to give the same output, then timed
+    in alternating pairs; the report gives each arm's median, the median of the
+    paired differences with a 95% bootstrap interval, and a verdict.
+    """
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING, format="wnaudit: %(levelname)s: %(message)s", stream=sys.stderr
+    )
+    try:
+        result = _run(
+            model, input_shapes, checkpoint, checkpoint_key, trust_pickle, dtype, device, threads, iterations, warmup, seed
+        )
+    except BenchError as error:
+        click.echo(f"wnaudit: error: {error}", err=True)
+        ctx.exit(EXIT_ERROR)
+    from .result import render_json, render_text
+
+    click.echo((render_json if output_format == "json" else render_text)(result), nl=False)
+    ctx.exit(EXIT_OK)
+
+
+def _run(
+    model: str,
+    input_shapes: list[list[int]],
+    checkpoint: Path | None,
+    checkpoint_key: str | None,
+    trust_pickle: bool,
+    dtype: str | None,
+    device: str,
+    threads: int | None,
+    iterations: int,
+    warmup: int,
+    seed: int,
+):  # type: ignore[no-untyped-def]
+    """Load, build the input and measure; every expected failure becomes a BenchError."""
+    try:
+        import torch
+    except ImportError:
+        raise BenchError('torch is not installed; wnaudit bench needs it: pip install "wnaudit[torch]"') from None
+    from .loading import load_model
+    from .runner import measure
+
+    try:
+        torch_device = torch.device(device)
+    except RuntimeError as error:
+        raise BenchError(f"--device {device}: {error}") from None
+    if torch_device.type == "cuda" and not torch.cuda.is_available():
+        raise BenchError(f"--device {device}: CUDA is not available in this torch build or on this machine")
+    loaded = load_model(model, checkpoint=checkpoint, checkpoint_key=checkpoint_key, trust_pickle=trust_pickle)
+    generator = torch.Generator().manual_seed(seed)
+    inputs = tuple(torch.randn(*shape, generator=generator) for shape in input_shapes)
+    try:
+        return measure(
+            loaded.module,
+            inputs,
+            rebuild=loaded.rebuild,
+            warmup=warmup,
+            iterations=iterations,
+            device=torch_device,
+            dtype=dtype,
+            threads=threads,
+            seed=seed,
+            label=loaded.label,
+        )
+    except BenchError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's forward can fail on a wrong shape
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise BenchError(f"{model}: running the model failed: {type(error).__name__}: {message}") from error

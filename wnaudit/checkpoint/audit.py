@@ -1,0 +1,88 @@
+"""``audit_checkpoints``: audit (and with ``--fix`` fold) every checkpoint input.
+
+One bad input never stops the run: it becomes one :class:`InputError` line
+naming the file and the problem, the other inputs are still audited, and
+nothing is written for it.  ``--verbose`` adds the traceback to the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Sequence
+
+from .._torch import TorchMissingError
+from ..findings import InputError, RunResult
+from ..options import RunOptions
+from .errors import CheckpointError
+from .sniff import Format, UnrecognisedFormat, detect_format
+
+logger = logging.getLogger(__name__)
+
+
+def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
+    """Audit every checkpoint in ``paths``; shards covered by a listed index are audited once, through it."""
+    from .shards import covered_shards
+
+    paths = [Path(p) for p in paths]
+    covered: set[Path] = set()
+    for path in paths:
+        if _is_index_name(path):
+            covered |= covered_shards(path)
+    result = RunResult()
+    for path in paths:
+        if not _is_index_name(path) and Path(os.path.realpath(path)) in covered:
+            logger.debug("%s: audited through its shard index", path)
+            continue
+        result.extend(audit_one(path, options))
+    return result
+
+
+def _is_index_name(path: Path) -> bool:
+    from .sniff import INDEX_SUFFIX
+
+    return path.name.lower().endswith(INDEX_SUFFIX)
+
+
+def audit_one(path: Path, options: RunOptions) -> RunResult:
+    """Audit one input; every failure becomes one InputError for it."""
+    try:
+        return _dispatch(path, options)
+    except CheckpointError as error:
+        problem = str(error)
+    except UnrecognisedFormat as error:
+        problem = str(error)
+    except PermissionError:
+        problem = "permission denied: cannot read the file" if not options.fix else "permission denied: cannot read or replace the file"
+    except IsADirectoryError:
+        problem = "is a directory"
+    except FileNotFoundError:
+        problem = "no such file or directory"
+    except OSError as error:
+        problem = f"cannot read or write: {error.strerror or error}"
+    except TorchMissingError as error:
+        problem = str(error)
+    except MemoryError:
+        problem = "out of memory while loading"
+    except Exception as error:  # a reader bug or an unforeseen corruption: still one line
+        problem = f"unexpected {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
+    if options.verbose:
+        logger.debug("%s: %s", path, problem, exc_info=True)
+    return RunResult(errors=[InputError(str(path), problem)])
+
+
+def _dispatch(path: Path, options: RunOptions) -> RunResult:
+    fmt = detect_format(path)
+    logger.debug("%s: %s", path, fmt.value)
+    if fmt is Format.SAFETENSORS:
+        from .formats import audit_safetensors
+
+        return audit_safetensors(path, options)
+    if fmt is Format.SHARD_INDEX:
+        from .shards import audit_index
+
+        return audit_index(path, options)
+    from .formats import audit_torch
+
+    return audit_torch(path, fmt, options)

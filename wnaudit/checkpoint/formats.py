@@ -1,0 +1,224 @@
+"""Audit and fix one checkpoint file of each single-file format.
+
+Each handler returns a :class:`~wnaudit.findings.RunResult` for its file and
+raises :class:`CheckpointError` for a bad input; a fix is written only after
+every fold succeeded, through :func:`wnaudit.atomic.atomic_writer`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..atomic import atomic_writer
+from ..catalogue import Kind
+from ..findings import RunResult
+from ..options import RunOptions
+from ..state_dict import StoredStateError, fold_groups
+from . import safetensors_io
+from .errors import CheckpointError
+from .plan import Plan, Planned, plan_table
+from .progress import progress_bar
+from .sniff import Format
+from .tables import Table, TableEdit, find_objects, find_tables, rebuild
+
+logger = logging.getLogger(__name__)
+
+
+def finish(path: Path, plan: Plan) -> RunResult:
+    """Findings of a plan; problems make one error line for the file (raised)."""
+    if plan.problems:
+        extra = f" (and {len(plan.problems) - 1} more)" if len(plan.problems) > 1 else ""
+        raise CheckpointError(plan.problems[0] + extra)
+    return RunResult(findings=[item.finding for item in plan.items])
+
+
+def mark_fixed(result: RunResult, folded: Sequence[Planned]) -> RunResult:
+    fixed_ids = {id(item.finding) for item in folded}
+    result.fixed = [f for f in result.findings if id(f) in fixed_ids]
+    result.findings = [f for f in result.findings if id(f) not in fixed_ids]
+    return result
+
+
+def fold_checked(tensors: Any, planned: Sequence[Planned]) -> dict[str, Any]:
+    """Fold the planned groups of one table; a fold error becomes a CheckpointError."""
+    try:
+        folded, _ = fold_groups(tensors, [item.group for item in planned])
+    except StoredStateError as error:
+        raise CheckpointError(str(error)) from error
+    return folded
+
+
+def target_of(path: Path, options: RunOptions) -> Path:
+    return options.output if options.output is not None else path
+
+
+def nothing_to_fold(path: Path, result: RunResult, options: RunOptions) -> RunResult:
+    """``--fix -o OUT`` on a clean file still produces OUT (a byte copy), so pipelines can rely on it."""
+    if options.fix and options.output is not None:
+        with open(path, "rb") as source, atomic_writer(options.output) as handle:
+            shutil.copyfileobj(source, handle, _COPY_CHUNK)
+    return result
+
+
+_COPY_CHUNK = 16 * 1024 * 1024
+
+
+# --------------------------------------------------------------------------
+# safetensors
+# --------------------------------------------------------------------------
+
+
+def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
+    """Audit from the header alone; fold by streaming the file through a rewrite.
+
+    One open handle serves the header, the folded tensors and the copy, so
+    the fix is a fold of one version of the file even if it is replaced meanwhile.
+    """
+    with open(path, "rb") as source:
+        header = safetensors_io.read_header_from(source)
+        shapes = {name: entry.shape for name, entry in header.entries.items()}
+        plan = plan_table(str(path), list(header.entries), shapes, options)
+        result = finish(path, plan)
+        if not plan.to_fold:
+            return nothing_to_fold(path, result, options)
+        replacements: dict[str, safetensors_io.Replacement] = {}
+        dropped: set[str] = set()
+        for item in plan.to_fold:
+            first, *rest = item.group.keys
+            replacements[first] = lazy_fold(source, header, item)
+            dropped.update(rest)
+        target = target_of(path, options)
+        with progress_bar(f"folding {path.name}", os.fstat(source.fileno()).st_size, options.progress) as update:
+            with atomic_writer(target) as handle:
+                safetensors_io.rewrite(source, header, replacements, dropped, handle, update)
+    return mark_fixed(result, plan.to_fold)
+
+
+def lazy_fold(source: Any, header: safetensors_io.Header, item: Planned) -> safetensors_io.Replacement:
+    """Fold one group when the rewrite reaches it: one folded tensor in memory at a time."""
+    group = item.group
+    roles = dict(group.parts)
+    shaped_like = roles["v"] if group.spelling.kind is Kind.WEIGHT_NORM else roles["orig"]
+    dtypes = {header.entries[key].dtype for key in group.keys}
+    if len(dtypes) != 1:
+        raise CheckpointError(f"{shaped_like}: the stored parts have different dtypes ({', '.join(sorted(dtypes))})")
+    entry = header.entries[shaped_like]
+
+    def compute() -> Any:
+        tensors = safetensors_io.read_tensors(source, header, set(group.keys))
+        return fold_checked(tensors, [item])[group.folded_key]
+
+    return safetensors_io.Replacement(group.folded_key, entry.dtype, entry.shape, compute)
+
+
+# --------------------------------------------------------------------------
+# torch.save files (zip, legacy, TorchScript) and pickled modules
+# --------------------------------------------------------------------------
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _is_module(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.nn.Module)
+
+
+def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
+    """Audit every state dict nested in the file (and, if trusted, every pickled module)."""
+    if fmt is Format.TORCH_ZIP and not options.fix and not options.trust_pickle:
+        fast = _audit_zip_without_torch(path, options)
+        if fast is not None:
+            return fast
+    from . import torch_io
+
+    obj = torch_io.load(path, fmt, trust_pickle=options.trust_pickle)
+    if fmt is Format.TORCHSCRIPT:
+        if options.fix:
+            raise CheckpointError("folding a TorchScript archive is not supported: fold the model before scripting it")
+        obj = obj.state_dict()
+    tables = find_tables(obj, _is_tensor)
+    plan = Plan()
+    planned_by_table: list[tuple[Table, list[Planned]]] = []
+    for table in tables:
+        shapes = {key: tuple(t.shape) for key, t in table.tensors.items()}
+        table_plan = plan_table(str(path), list(table.tensors), shapes, options, table.qualified)
+        plan.extend(table_plan)
+        planned_by_table.append((table, table_plan.to_fold))
+    modules = find_objects(obj, _is_module)
+    result = finish(path, plan)
+    for location, module in modules:
+        result.findings.extend(_audit_module(path, location, module))
+    folded_modules = _fold_modules(modules, options) if options.fix else []
+    if not plan.to_fold and not folded_modules:
+        return nothing_to_fold(path, result, options)
+    edits = {}
+    for table, planned in planned_by_table:
+        if planned:
+            folded = fold_checked(table.tensors, planned)
+            edit = TableEdit()
+            for item in planned:
+                edit.fold(item.group, folded[item.group.folded_key])
+            edits[id(table.container)] = edit
+    new_obj = rebuild(obj, edits)
+    target = target_of(path, options)
+    with progress_bar(f"folding {path.name}", path.stat().st_size, options.progress) as update:
+        with atomic_writer(target) as handle:
+            torch_io.save(new_obj, handle, fmt, update)
+    result = mark_fixed(result, plan.to_fold)
+    module_fixed = [f for f in result.findings if f.object in folded_modules]
+    result.fixed.extend(module_fixed)
+    result.findings = [f for f in result.findings if f.object not in folded_modules]
+    return result
+
+
+def _audit_zip_without_torch(path: Path, options: RunOptions) -> RunResult | None:
+    """Audit from ``data.pkl`` alone (see :mod:`zip_shapes`); None if torch must decide."""
+    from .zip_shapes import TensorStub, Unsupported, read_structure
+
+    try:
+        obj = read_structure(path)
+    except Unsupported as reason:
+        logger.debug("%s: auditing through torch.load (%s)", path, reason)
+        return None
+    plan = Plan()
+    for table in find_tables(obj, lambda value: isinstance(value, TensorStub)):
+        shapes = {key: stub.shape for key, stub in table.tensors.items()}
+        plan.extend(plan_table(str(path), list(table.tensors), shapes, options, table.qualified))
+    return finish(path, plan)
+
+
+def _audit_module(path: Path, location: tuple[str, ...], module: Any) -> list[Any]:
+    """WN2xx findings of a pickled module, named by the nesting prefix plus qualified names."""
+    from dataclasses import replace
+
+    from ..inspect_module import audit_module
+
+    prefix = ".".join(location)
+    return [
+        replace(f, object=f"{prefix}.{f.object}" if prefix and f.object else f.object)
+        for f in audit_module(module, path=str(path))
+    ]
+
+
+def _fold_modules(modules: list[tuple[tuple[str, ...], Any]], options: RunOptions) -> set[str]:
+    """Fold pickled modules in place; returns the finding objects that are now folded."""
+    from ..folding import FoldError, fold
+
+    done: set[str] = set()
+    for location, module in modules:
+        prefix = ".".join(location)
+        try:
+            names = fold(module, weight_norm=True, spectral_norm=options.spectral)
+        except FoldError as error:
+            raise CheckpointError(f"cannot fold the pickled module at {prefix or '<root>'}: {error}") from error
+        done.update(f"{prefix}.{name}" if prefix else name for name in names)
+    return done

@@ -1,0 +1,209 @@
+"""Hugging Face sharded checkpoints: ``*.index.json`` with its shard files.
+
+The index's ``weight_map`` names every key and the shard holding it, so the
+audit groups keys across shards (a ``g`` and its ``v`` may sit in different
+shards).  Shards must lie inside the index's directory, symlinks resolved: an
+index is data from the internet, and must not make wnaudit read or rewrite
+files elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write_bytes, atomic_writer
+from ..findings import RunResult
+from ..options import RunOptions
+from . import safetensors_io
+from .errors import CheckpointError
+from .formats import finish, fold_checked, mark_fixed
+from .plan import plan_table
+from .progress import progress_bar
+from .sniff import Format, UnrecognisedFormat, detect_format
+from .tables import TableEdit
+
+logger = logging.getLogger(__name__)
+
+WEIGHT_MAP = "weight_map"
+METADATA = "metadata"
+TOTAL_SIZE = "total_size"
+
+
+@dataclass
+class Shard:
+    name: str
+    path: Path
+    fmt: Format
+    header: safetensors_io.Header | None = None
+    state: Any = None  # torch shards: the loaded (memory-mapped) state dict
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        if self.header is not None:
+            return {k: e.shape for k, e in self.header.entries.items()}
+        return {k: tuple(t.shape) for k, t in self.state.items()}
+
+    def nbytes(self, key: str) -> int:
+        if self.header is not None:
+            return self.header.entries[key].nbytes
+        tensor = self.state[key]
+        return tensor.numel() * tensor.element_size()
+
+
+@dataclass
+class ShardIndex:
+    path: Path
+    document: dict[str, Any]
+    weight_map: dict[str, str]
+
+
+def read_index(path: Path) -> ShardIndex:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointError(f"shard index is not valid JSON ({error})") from error
+    except RecursionError as error:
+        raise CheckpointError("shard index JSON is nested too deeply") from error
+    weight_map = document.get(WEIGHT_MAP) if isinstance(document, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()):
+        raise CheckpointError(f"shard index has no {WEIGHT_MAP!r} mapping tensor names to shard files")
+    return ShardIndex(Path(path), document, weight_map)
+
+
+def shard_path(index_path: Path, name: str) -> Path:
+    """The shard's path; refuses one outside the index's directory (symlinks resolved)."""
+    if "\0" in name or not name.strip():
+        raise CheckpointError(f"shard name {name!r} is not a file name")
+    directory = Path(os.path.realpath(index_path)).parent
+    candidate = Path(index_path).parent / name
+    real = Path(os.path.realpath(candidate))
+    if Path(name).is_absolute() or os.path.commonpath([directory, real]) != str(directory):
+        raise CheckpointError(f"shard {name!r} lies outside the index's directory; refusing to read it")
+    if not candidate.exists():
+        raise CheckpointError(f"names a missing shard {name!r}")
+    return candidate
+
+
+def covered_shards(index_path: Path) -> set[Path]:
+    """Resolved paths of the shards an index covers (empty if the index is unreadable)."""
+    try:
+        index = read_index(index_path)
+        return {Path(os.path.realpath(shard_path(index_path, name))) for name in set(index.weight_map.values())}
+    except Exception:  # noqa: BLE001 - a bad index is reported when it is audited itself
+        return set()
+
+
+def _open_shard(index_path: Path, name: str, options: RunOptions) -> Shard:
+    path = shard_path(index_path, name)
+    try:
+        fmt = detect_format(path)
+    except UnrecognisedFormat as error:
+        raise CheckpointError(f"shard {name}: {error}") from error
+    if fmt is Format.SAFETENSORS:
+        try:
+            return Shard(name, path, fmt, header=safetensors_io.read_header(path))
+        except CheckpointError as error:
+            raise CheckpointError(f"shard {name}: {error}") from error
+    if fmt in (Format.TORCH_ZIP, Format.TORCH_LEGACY):
+        from . import torch_io
+
+        try:
+            state = torch_io.load(path, fmt, trust_pickle=False)
+        except CheckpointError as error:
+            raise CheckpointError(f"shard {name}: {error}") from error
+        if not isinstance(state, dict):
+            raise CheckpointError(f"shard {name} holds a {type(state).__name__}, not a state dict")
+        return Shard(name, path, fmt, state=state)
+    raise CheckpointError(f"shard {name} is a {fmt.value}; shards must be safetensors or torch state dicts")
+
+
+def audit_index(path: Path, options: RunOptions) -> RunResult:
+    index = read_index(path)
+    if options.fix and options.output is not None:
+        raise CheckpointError("-o/--output is not supported for a sharded checkpoint; fix it in place (or copy the directory first)")
+    shards = {name: _open_shard(path, name, options) for name in dict.fromkeys(index.weight_map.values())}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for key, name in index.weight_map.items():
+        shard_shapes = shards[name].shapes()
+        if key not in shard_shapes:
+            raise CheckpointError(f"{WEIGHT_MAP} puts {key!r} in shard {name}, which does not hold it")
+        shapes[key] = shard_shapes[key]
+    plan = plan_table(str(path), list(index.weight_map), shapes, options)
+    result = finish(path, plan)
+    if not plan.to_fold:
+        return result
+    _fix(index, shards, plan.to_fold, options)
+    return mark_fixed(result, plan.to_fold)
+
+
+def _fix(index: ShardIndex, shards: dict[str, Shard], planned: list[Any], options: RunOptions) -> None:
+    """Fold across shards: each folded weight goes to the shard of its group's first key."""
+    wanted = {key for item in planned for key in item.group.keys}
+    tensors: dict[str, Any] = {}
+    for name, shard in shards.items():
+        keys = {k for k in wanted if index.weight_map[k] == name}
+        if not keys:
+            continue
+        if shard.header is not None:
+            with open(shard.path, "rb") as handle:
+                if safetensors_io.read_header_from(handle) != shard.header:
+                    raise CheckpointError(f"shard {name} changed while being fixed; nothing written")
+                tensors.update(safetensors_io.read_tensors(handle, shard.header, keys))
+        else:
+            tensors.update({k: shard.state[k] for k in keys})
+    folded = fold_checked(tensors, planned)
+    edits: dict[str, TableEdit] = {}
+    replacements: dict[str, dict[str, safetensors_io.Replacement]] = {}
+    size_change = 0
+    for item in planned:
+        group = item.group
+        weight = folded[group.folded_key]
+        size_change += weight.numel() * weight.element_size()
+        for position, key in enumerate(group.keys):
+            shard_name = index.weight_map[key]
+            size_change -= shards[shard_name].nbytes(key)
+            edit = edits.setdefault(shard_name, TableEdit())
+            if position == 0:
+                edit.replacements[key] = (group.folded_key, weight)
+                replacements.setdefault(shard_name, {})[key] = safetensors_io.Replacement.of(group.folded_key, weight)
+            else:
+                edit.dropped.add(key)
+    for name, edit in edits.items():
+        _write_shard(shards[name], edit, replacements.get(name, {}), options)
+    _write_index(index, planned, size_change)
+
+
+def _write_shard(shard: Shard, edit: TableEdit, replacements: dict[str, safetensors_io.Replacement], options: RunOptions) -> None:
+    with progress_bar(f"folding {shard.name}", shard.path.stat().st_size, options.progress) as update:
+        if shard.header is not None:
+            with open(shard.path, "rb") as source, atomic_writer(shard.path) as handle:
+                if safetensors_io.read_header_from(source) != shard.header:
+                    raise CheckpointError(f"shard {shard.name} changed while being fixed")
+                safetensors_io.rewrite(source, shard.header, replacements, edit.dropped, handle, update)
+            return
+        from . import torch_io
+        from .tables import rebuild
+
+        new_state = rebuild(shard.state, {id(shard.state): edit})
+        with atomic_writer(shard.path) as handle:
+            torch_io.save(new_state, handle, shard.fmt, update)
+
+
+def _write_index(index: ShardIndex, planned: list[Any], size_change: int) -> None:
+    first_keys = {item.group.keys[0]: item.group.folded_key for item in planned}
+    dropped = {key for item in planned for key in item.group.keys[1:]}
+    weight_map: dict[str, str] = {}
+    for key, name in index.weight_map.items():
+        if key in dropped:
+            continue
+        weight_map[first_keys.get(key, key)] = name
+    document = dict(index.document)
+    document[WEIGHT_MAP] = weight_map
+    metadata = document.get(METADATA)
+    if isinstance(metadata, dict) and isinstance(metadata.get(TOTAL_SIZE), int):
+        document[METADATA] = {**metadata, TOTAL_SIZE: metadata[TOTAL_SIZE] + size_change}
+    atomic_write_bytes(index.path, (json.dumps(document, indent=2) + "\n").encode("utf-8"))

@@ -1,0 +1,98 @@
+"""Load and save torch checkpoints safely, turning torch's errors into one-line messages.
+
+Without ``--trust-pickle`` nothing from the file runs: ``torch.load`` with
+``weights_only=True`` (its restricted unpickler builds only tensors and plain
+containers).  Zip archives are memory-mapped, so an audit reads no tensor data.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import re
+import warnings
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .._torch import import_torch
+from .errors import CheckpointError
+from .sniff import Format
+
+logger = logging.getLogger(__name__)
+
+TRUST_FLAG = "--trust-pickle"
+_GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
+
+
+def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
+    """The object ``torch.save`` stored in ``path`` (tensors memory-mapped for zip archives)."""
+    torch = import_torch()
+    if fmt is Format.TORCHSCRIPT:
+        return _load_torchscript(path, trust_pickle=trust_pickle)
+    mmap = fmt is Format.TORCH_ZIP
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=not trust_pickle, mmap=mmap)
+    except pickle.UnpicklingError as error:
+        raise _unpickling_error(error) from error
+    except (OSError, MemoryError):
+        raise
+    except Exception as error:  # torch raises RuntimeError, KeyError, EOFError... for corrupt files
+        raise CheckpointError(f"cannot read this {fmt.value}: {_first_line(error)}") from error
+
+
+def _unpickling_error(error: Exception) -> CheckpointError:
+    text = str(error)
+    match = _GLOBAL.search(text)
+    if match is not None:
+        what = f"pickled Python objects (first: {match.group(1)})"
+        return CheckpointError(
+            f"holds {what}, e.g. a full torch.save(model); loading it runs code from the file: "
+            f"rerun with {TRUST_FLAG} only if you trust it"
+        )
+    return CheckpointError(f"cannot unpickle safely ({_first_line(error)}); rerun with {TRUST_FLAG} only if you trust the file")
+
+
+def _load_torchscript(path: Path, *, trust_pickle: bool) -> Any:
+    if not trust_pickle:
+        raise CheckpointError(
+            f"TorchScript archive: loading it runs its TorchScript code; rerun with {TRUST_FLAG} "
+            "to audit its state (folding TorchScript is not supported: fold before scripting)"
+        )
+    torch = import_torch()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.jit.load's deprecation notice
+            return torch.jit.load(str(path), map_location="cpu")
+    except Exception as error:
+        raise CheckpointError(f"cannot load this TorchScript archive: {_first_line(error)}") from error
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    line = text.splitlines()[0].strip()
+    return f"{type(error).__name__}: {line}" if isinstance(error, KeyError) else line
+
+
+class CountingWriter:
+    """A write-only stream that reports bytes written (for the progress bar)."""
+
+    def __init__(self, handle: BinaryIO, progress: Any) -> None:
+        self._handle = handle
+        self._progress = progress
+
+    def write(self, data: Any) -> int:
+        written = self._handle.write(data)
+        self._progress(len(memoryview(data)))
+        return written
+
+    def flush(self) -> None:
+        self._handle.flush()
+
+
+def save(obj: Any, handle: BinaryIO, fmt: Format, progress: Any) -> None:
+    """``torch.save`` in the same format the file had."""
+    torch = import_torch()
+    writer = CountingWriter(handle, progress)
+    torch.save(obj, writer, _use_new_zipfile_serialization=fmt is not Format.TORCH_LEGACY)

@@ -1,0 +1,287 @@
+"""Lint (and fix) many files: prefilter, analyse in parallel, resolve across files, fix.
+
+Cost model: every file is read and searched for the catalogue's API names
+(a substring search); only files that mention one are parsed, with CPython's
+``ast``.  libcst parses only files that get a fix.  When the files to parse
+add up to a lot of source, they are parsed by a process pool; results come
+back as small picklable summaries.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import difflib
+import functools
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..atomic import atomic_write_bytes
+from ..config import Config
+from ..findings import Finding, InputError, RunResult, finding
+from ..options import RunOptions
+from .analysis import analyze
+from .context import Context
+from .fixer import FixError, apply_fixes
+from .model import FileSummary
+from .reading import SourceError, decode, may_have_findings
+from .rules import Candidate, candidates
+
+logger = logging.getLogger(__name__)
+
+#: Below this much candidate source (bytes to parse) a process pool costs more than it saves.
+PARALLEL_BYTES = 1 << 20
+
+
+@dataclass
+class _Scanned:
+    path: str
+    summary: FileSummary | None = None
+    error: str | None = None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_package_dir(directory: Path) -> bool:
+    return (directory / "__init__.py").is_file()
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """Dotted module name from the package directories above ``path``, and whether it is a package."""
+    try:
+        resolved = path.resolve()
+    except OSError:
+        resolved = path
+    is_package = resolved.name == "__init__.py"
+    parts = [] if is_package else [resolved.stem]
+    directory = resolved.parent
+    while _is_package_dir(directory) and directory != directory.parent:
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    return ".".join(parts), is_package
+
+
+def _syntax_message(error: SyntaxError) -> str:
+    where = f"line {error.lineno}" + (f", column {error.offset}" if error.offset else "") if error.lineno else "unknown position"
+    return f"syntax error at {where}: {error.msg}"
+
+
+def summarize(data: bytes | str, path: str, module: str, is_package: bool = False) -> FileSummary:
+    """Analyse one file's content; SourceError (one line) when it is not valid Python."""
+    if isinstance(data, bytes):
+        text = decode(data).text
+    else:
+        text = data[1:] if data.startswith("\ufeff") else data
+        if "\x00" in text:
+            raise SourceError("binary file, not Python source (contains NUL bytes)")
+    try:
+        return analyze(text, path, module, is_package)
+    except SyntaxError as error:
+        raise SourceError(_syntax_message(error)) from error
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
+
+
+def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
+    """Read and test one file: (result, 0) when it needs no parsing, else (None, its size)."""
+    try:
+        data = Path(path_text).read_bytes()
+    except OSError as error:
+        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
+    try:
+        if not may_have_findings(data):
+            decode(data)  # still report binary / undecodable files
+            return _Scanned(path_text), 0
+    except SourceError as error:
+        return _Scanned(path_text, error=str(error)), 0
+    return None, len(data)
+
+
+def _analyze_path(path_text: str) -> _Scanned:
+    """Parse and analyse one candidate file (runs in a worker process for big runs)."""
+    path = Path(path_text)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
+    try:
+        module, is_package = module_name(path)
+        return _Scanned(path_text, summary=summarize(data, path_text, module, is_package))
+    except SourceError as error:
+        return _Scanned(path_text, error=str(error))
+
+
+def _scan_all(files: Sequence[Path], jobs: int) -> list[_Scanned]:
+    """Prefilter every file here; parse the candidates, in worker processes when it pays."""
+    names = [str(p) for p in files]
+    results: list[_Scanned | None] = []
+    candidates: list[tuple[int, int]] = []
+    for index, name in enumerate(names):
+        done, size = _prefilter(name)
+        results.append(done)
+        if done is None:
+            candidates.append((index, size))
+    workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(candidates))
+    total = sum(size for _, size in candidates)
+    if workers > 1 and (jobs > 1 or total >= PARALLEL_BYTES):
+        # Largest first, one file per task: a few big model files dominate the time.
+        order = sorted(candidates, key=lambda item: -item[1])
+        logger.debug("parsing %d candidate files (%d bytes) with %d processes", len(order), total, workers)
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+            for (index, _), scanned in zip(order, pool.map(_analyze_path, [names[i] for i, _ in order])):
+                results[index] = scanned
+    else:
+        for index, _ in candidates:
+            results[index] = _analyze_path(names[index])
+    return [item for item in results if item is not None]
+
+
+def _suppressed(summary: FileSummary, candidate: Candidate) -> bool:
+    codes = summary.noqa.get(candidate.site.line)
+    return codes is not None and (not codes or candidate.code in codes)
+
+
+def _active(summary: FileSummary, found: Iterable[Candidate], config: Config) -> list[Candidate]:
+    return [c for c in found if not _suppressed(summary, c) and config.enabled(c.code, summary.path)]
+
+
+def _to_finding(path: str, candidate: Candidate) -> Finding:
+    return finding(
+        path, candidate.code, candidate.message, fixable=candidate.fix is not None,
+        line=candidate.site.line, column=candidate.site.column,
+    )
+
+
+def _identity(candidate: Candidate) -> tuple:
+    return (candidate.code, candidate.site.key)
+
+
+def plan_fixes(summaries: list[FileSummary], config: Config) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
+    """Per path: (active findings now, fixes to apply).
+
+    WN103 migrates an application to the modern spelling; the removals that
+    migration would break are found by re-running the rules on the post-fix
+    view and are fixed with it, even where WN101 itself is not selected.
+    """
+    before = Context(summaries)
+    now = {s.path: candidates(s, before) for s in summaries}
+    active = {s.path: _active(s, now[s.path], config) for s in summaries}
+    migrated = frozenset((path, c.site.key) for path, found in active.items() for c in found if c.code == "WN103")
+    after = Context(summaries, migrated) if migrated else before
+    plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
+    for summary in summaries:
+        existing = {_identity(c) for c in now[summary.path]}
+        post = candidates(summary, after) if migrated else now[summary.path]
+        chosen = {_identity(c) for c in _active(summary, post, config)}
+        fixes = [c for c in post if c.fix is not None and (_identity(c) in chosen or _identity(c) not in existing)]
+        plan[summary.path] = (active[summary.path], fixes)
+    return plan
+
+
+def lint_files(files: list[Path], options: RunOptions) -> RunResult:
+    """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
+    result = RunResult()
+    scanned = _scan_all(files, options.jobs)
+    summaries: list[FileSummary] = []
+    for item in scanned:
+        if item.error is not None:
+            result.errors.append(InputError(item.path, item.error))
+        elif item.summary is not None:
+            summaries.append(item.summary)
+    config = options.config
+    plan = plan_fixes(summaries, config)
+    if not (options.fix or options.diff):
+        for summary in summaries:
+            result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
+        result.findings.sort(key=Finding.sort_key)
+        return result
+
+    fixed_summaries: dict[str, FileSummary] = {}
+    for summary in summaries:
+        found, fixes = plan[summary.path]
+        if not fixes:
+            continue
+        outcome = _fix_one(summary, fixes, options, result)
+        if outcome is not None:
+            new_summary, applied = outcome
+            fixed_summaries[summary.path] = new_summary
+            found_keys = {_identity(c) for c in found}
+            result.fixed.extend(_to_finding(summary.path, c) for c in applied if _identity(c) in found_keys)
+    if options.fix and fixed_summaries:
+        summaries = [fixed_summaries.get(s.path, s) for s in summaries]
+        final = Context(summaries)
+        for summary in summaries:
+            result.findings.extend(_to_finding(summary.path, c) for c in _active(summary, candidates(summary, final), config))
+    else:
+        for summary in summaries:
+            result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
+    result.findings.sort(key=Finding.sort_key)
+    result.fixed.sort(key=Finding.sort_key)
+    return result
+
+
+def _fix_one(summary: FileSummary, fixes: list[Candidate], options: RunOptions, result: RunResult) -> tuple[FileSummary, list[Candidate]] | None:
+    path = Path(summary.path)
+    try:
+        data = path.read_bytes()
+        new_data, applied = apply_fixes(data, summary, fixes)
+        if not applied or new_data == data:
+            return None
+        module, is_package = module_name(path)
+        new_summary = summarize(new_data, summary.path, module, is_package)  # proves the result is valid Python
+    except (OSError, FixError, SourceError) as error:
+        result.errors.append(InputError(summary.path, f"fix not applied, file unchanged: {error}"))
+        return None
+    if options.diff:
+        encoding = decode(data).encoding
+        old_text, new_text = data.decode(encoding), new_data.decode(encoding)
+        result.diffs.append(
+            "".join(
+                difflib.unified_diff(
+                    old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                    fromfile=f"a/{summary.path}", tofile=f"b/{summary.path}",
+                )
+            )
+        )
+        return None
+    try:
+        atomic_write_bytes(path, new_data)
+    except OSError as error:
+        result.errors.append(InputError(summary.path, f"cannot write the fix, file unchanged: {error}"))
+        return None
+    logger.debug("fixed %d finding(s) in %s", len(applied), summary.path)
+    return new_summary, applied
+
+
+def lint_source(source: str | bytes, path: str, config: Config | None = None) -> list[Finding]:
+    """Findings for one file's content (no cross-file resolution); for editor and flake8 use.
+
+    Raises ``SourceError`` (a ValueError with a one-line message) when the
+    content is not Python source.
+    """
+    module, is_package = module_name(Path(path))
+    summary = summarize(source, path, module, is_package)
+    found = _active(summary, candidates(summary, Context([summary])), config or Config())
+    return sorted((_to_finding(path, c) for c in found), key=Finding.sort_key)
+
+
+def fix_source(source: str | bytes, path: str, config: Config | None = None) -> tuple[str | bytes, list[Finding]]:
+    """Fix one file's content; returns the new content (same type as given) and the findings fixed.
+
+    Raises ``SourceError`` when the content is not Python; when a fix cannot be
+    applied the content comes back unchanged (and the reason is logged).
+    """
+    module, is_package = module_name(Path(path))
+    summary = summarize(source, path, module, is_package)
+    found, fixes = plan_fixes([summary], config or Config())[path]
+    if not fixes:
+        return source, []
+    try:
+        new_source, applied = apply_fixes(source, summary, fixes)
+        summarize(new_source, path, module, is_package)
+    except (FixError, SourceError) as error:
+        logger.warning("%s: fix not applied: %s", path, error)
+        return source, []
+    found_keys = {_identity(c) for c in found}
+    return new_source, [_to_finding(path, c) for c in applied if _identity(c) in found_keys]

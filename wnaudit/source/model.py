@@ -1,0 +1,85 @@
+"""Plain, picklable facts about one source file, produced by the analysis.
+
+Worker processes send these back instead of syntax trees: they are small,
+and everything the rules and the fixer need is here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a call is: 1-based line, 1-based character column, and its end."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    #: Qualified name of the top-level class/function holding the call
+    #: (the module name for module-level code).
+    unit: str
+
+    @property
+    def key(self) -> tuple[int, int, int, int]:
+        return (self.line, self.column, self.end_line, self.end_column)
+
+
+@dataclass(frozen=True)
+class Application:
+    """A call that applies weight norm or spectral norm."""
+
+    site: Site
+    kind: str  # catalogue.Kind value
+    #: Styles the applier may have at run time (catalogue.Style values).
+    styles: frozenset[str]
+    #: True when the applier resolves to nothing but the legacy API (WN103).
+    legacy_only: bool
+    api: str
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A call to a remover API."""
+
+    site: Site
+    kind: str  # weight norm / spectral norm, or "" for remove_parametrizations
+    style: str  # "legacy" or "modern"
+    api: str
+    #: How the call is protected: "none"; "dual" (a modern fallback in the same
+    #: function handles what the legacy call cannot); "swallowed" (an except
+    #: ValueError with no modern fallback); "checked" (an if that looks at the
+    #: module's parametrizations/hooks first).
+    guard: str = "none"
+    #: remove_parametrizations only: no tensor name passed.
+    missing_tensor_name: bool = False
+    #: remove_parametrizations only: leave_parametrized=False given.
+    leave_parametrized_false: bool = False
+    #: The call passes ``*args`` or ``**kwargs`` (its arguments cannot be rewritten one by one).
+    star_args: bool = False
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A top-level class or function: what it applies itself and what it refers to."""
+
+    #: kind -> styles applied directly inside the unit.
+    direct: tuple[tuple[str, frozenset[str]], ...]
+    #: Qualified names the unit calls or inherits from (for transitive styles).
+    refs: tuple[str, ...]
+
+
+@dataclass
+class FileSummary:
+    path: str
+    module: str
+    units: dict[str, Unit] = field(default_factory=dict)
+    #: Qualified names the file imports (for the file-level context).
+    imports: tuple[str, ...] = ()
+    applications: list[Application] = field(default_factory=list)
+    removals: list[Removal] = field(default_factory=list)
+    #: line -> codes suppressed there (empty frozenset: bare ``# noqa``).
+    noqa: dict[int, frozenset[str]] = field(default_factory=dict)
+    #: The module-level name ``torch`` is the torch package (fixes may spell APIs through it).
+    torch_bound: bool = False
