@@ -31,3 +31,15 @@ def build_speecht5_hifigan_training() -> torch.nn.Module:
     model = SpeechT5HifiGan(SpeechT5HifiGanConfig())
     model.apply_weight_norm()
     return model.eval()
+
+
+def build_speecht5_hifigan() -> torch.nn.Module:
+    """SpeechT5's HiFi-GAN as transformers constructs it for inference: no weight norm.
+
+    Nothing to fold, so the two arms run the same computation: a calibration
+    case whose true saving is exactly zero.
+    """
+    from transformers import SpeechT5HifiGan, SpeechT5HifiGanConfig
+
+    torch.manual_seed(0)
+    return SpeechT5HifiGan(SpeechT5HifiGanConfig()).eval()

@@ -5,7 +5,8 @@ weight-normed convolutions, legacy ``weight_g``/``weight_v`` keys, plus plain
 tensors) as safetensors and as a torch zip archive, then measures, each arm in
 a fresh subprocess, in alternating paired runs:
 
-* ``wnaudit FILE`` against a plain ``torch.load(FILE, weights_only=True)``;
+* ``wnaudit FILE`` against a plain load of the same file: ``torch.load(FILE,
+  weights_only=True)`` for the zip, ``safetensors.torch.load_file(FILE)`` for safetensors;
 * ``wnaudit --fix -o OUT FILE`` against copying the file (``shutil.copyfile``,
   and the same followed by ``fsync``, since the fix fsyncs before its rename);
 * an interpreter that does nothing, for the baseline RSS.
@@ -35,6 +36,7 @@ from pathlib import Path
 PYTHON = sys.executable
 CLI = "import sys; from wnaudit.cli import main; sys.argv[0] = 'wnaudit'; main()"
 TORCH_LOAD = "import sys, torch; torch.load(sys.argv[1], weights_only=True, map_location='cpu')"
+SAFETENSORS_LOAD = "import sys; from safetensors.torch import load_file; load_file(sys.argv[1])"
 COPY = "import shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2])"
 COPY_FSYNC = (
     "import os, shutil, sys; shutil.copyfile(sys.argv[1], sys.argv[2]); "
@@ -68,15 +70,15 @@ def generate(directory: Path, size_gb: float) -> tuple[Path, Path, int]:
     return st_path, zip_path, layers
 
 
-def measure(code: str, *args: str) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of ``python -c code args`` in a fresh process."""
+def measure(code: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """(wall seconds, peak RSS MiB) of ``python -c code args`` in a fresh process; ``ok``: accepted exit codes."""
     start = time.perf_counter()
     process = subprocess.Popen([PYTHON, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     stderr = process.stderr.read().decode() if process.stderr else ""
-    if process.returncode not in (0, 1):
+    if process.returncode not in ok:
         raise RuntimeError(f"{code[:40]}... {args} failed ({process.returncode}): {stderr}")
     return wall, usage.ru_maxrss / 1024
 
@@ -141,8 +143,10 @@ def main() -> None:
         results["safetensors_audit_imports_torch"] = "TORCH-IMPORTED=True" in probe.stderr
         for label, path in (("safetensors", st_path), ("torch_zip", zip_path)):
             p = str(path)
-            results[f"{label}_audit_vs_torch_load"] = paired(
-                "wnaudit FILE", lambda: measure(CLI, p, "-q"), "torch.load", lambda: measure(TORCH_LOAD, p), args.repeats
+            loader = SAFETENSORS_LOAD if label == "safetensors" else TORCH_LOAD
+            loader_name = "safetensors load_file" if label == "safetensors" else "torch.load"
+            results[f"{label}_audit_vs_load"] = paired(
+                "wnaudit FILE", lambda: measure(CLI, p, "-q", ok=(1,)), loader_name, lambda: measure(loader, p), args.repeats
             )
             fix = lambda: measure(CLI, "--fix", "-q", "-o", str(out), p)  # noqa: E731
             results[f"{label}_fix_vs_copy"] = paired(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import logging
+import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -62,21 +65,51 @@ class Config:
                     return False
         return True
 
-    def relative(self, path: str | Path) -> str:
-        resolved = Path(path).resolve()
-        try:
-            return resolved.relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return resolved.as_posix()
+    @functools.cached_property
+    def _root(self) -> str:
+        return os.path.abspath(self.root)
 
-    def is_excluded(self, path: Path) -> bool:
-        """Exclude patterns match a path component or the path relative to the config root."""
-        relative = self.relative(path)
-        parts = PurePosixPath(relative).parts
+    @functools.cached_property
+    def _exclude_regex(self) -> "re.Pattern[str]":
+        """All exclude patterns as one regex over a component or the relative path.
+
+        Compiled once: discovery asks about every file of a tree, and matching
+        fifteen globs one by one per file cost seconds on a 3,000-file tree.
+        """
+        alternatives = []
         for pattern in (*DEFAULT_EXCLUDES, *self.exclude):
-            if any(fnmatch.fnmatch(part, pattern) for part in parts) or _glob_match(relative, pattern):
-                return True
-        return False
+            pattern = pattern.rstrip("/")
+            body = _glob_body(pattern)
+            alternatives.append(f"(?:^|/){body}(?:/|$)" if "/" not in pattern else f"^{body}(?:/|$)")
+        return re.compile("|".join(alternatives), re.S)
+
+    def relative(self, path: str | Path, base: str | Path | None = None) -> str:
+        """``path`` relative to the config root, POSIX style.
+
+        Outside the root it is taken relative to ``base`` (the directory the
+        user named) if given, else left absolute.  Uses ``abspath`` (no
+        file-system calls), so a symlinked directory is matched by the name it
+        is reached under, as in ruff.
+        """
+        absolute = os.path.abspath(path)
+        for anchor in (self._root, os.path.abspath(base) if base is not None else None):
+            if anchor is None:
+                continue
+            if absolute == anchor:
+                return "."
+            prefix = anchor.rstrip(os.sep) + os.sep
+            if absolute.startswith(prefix):
+                return _posix(absolute[len(prefix) :])
+        return _posix(absolute)
+
+    def is_excluded(self, path: Path, base: Path | None = None) -> bool:
+        """Exclude patterns match a path component or the path relative to the config root.
+
+        Only the part below the config root (or below ``base``, the directory
+        being walked) counts: linting ``/home/me/build/src`` must not exclude
+        everything because of the ``build`` above it.
+        """
+        return self._exclude_regex.search(self.relative(path, base)) is not None
 
     def with_overrides(self, *, select: Sequence[str] | None, ignore: Sequence[str] | None, exclude: Sequence[str]) -> "Config":
         return Config(
@@ -87,6 +120,17 @@ class Config:
             root=self.root,
             source=self.source,
         )
+
+
+def _posix(path: str) -> str:
+    return path if os.sep == "/" else PurePosixPath(*Path(path).parts).as_posix()
+
+
+def _glob_body(pattern: str) -> str:
+    """The regex body of a glob: fnmatch's translation without its anchoring wrapper."""
+    translated = fnmatch.translate(pattern)
+    wrapped = re.fullmatch(r"\(\?s:(.*)\)\\[Zz]", translated, re.S)
+    return f"(?s:{wrapped.group(1) if wrapped else translated})"
 
 
 def _glob_match(relative: str, pattern: str) -> bool:

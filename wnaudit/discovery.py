@@ -31,7 +31,8 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
     seen: set[Path] = set()
 
     def add(target: list[Path], path: Path) -> None:
-        key = path.resolve()
+        # abspath, not resolve(): no system call per file of a large tree.
+        key = Path(os.path.abspath(path))
         if key not in seen:
             seen.add(key)
             target.append(path)
@@ -40,10 +41,10 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
         if path.is_dir():
             for directory, dirnames, filenames in os.walk(path):
                 base = Path(directory)
-                dirnames[:] = sorted(d for d in dirnames if not config.is_excluded(base / d))
+                dirnames[:] = sorted(d for d in dirnames if not config.is_excluded(base / d, path))
                 for name in sorted(filenames):
                     candidate = base / name
-                    if config.is_excluded(candidate):
+                    if config.is_excluded(candidate, path):
                         continue
                     if candidate.suffix in SOURCE_SUFFIXES:
                         add(found.sources, candidate)

@@ -204,3 +204,16 @@ def test_zip_without_torch_data(tmp_path, capsys):
         archive.writestr("readme.txt", "hello")
     status, report = cli_json(capsys, path)
     assert status == 2 and "not a torch checkpoint" in report["errors"][0]["message"]
+
+
+def test_missing_torch_is_one_line_saying_what_to_install(tmp_path, capsys, monkeypatch):
+    import sys
+
+    bad = tmp_path / "model.pt"
+    torch.save({"generator": vocoder_state("legacy")}, bad)
+    monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" now raises ImportError
+    status, report = cli_json(capsys, "--fix", bad)
+    assert status == 2
+    (error,) = report["errors"]
+    assert error["path"] == str(bad)
+    assert error["message"].startswith("torch is not installed") and 'pip install "wnaudit[torch]"' in error["message"]

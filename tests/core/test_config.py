@@ -93,3 +93,12 @@ def test_explicit_unknown_or_missing_files_are_input_errors(tmp_path):
         ("notes.txt", "not a Python file nor a recognised checkpoint format"),
         ("missing.pt", "no such file or directory"),
     ]
+
+
+def test_directories_above_the_walked_tree_never_exclude_it(tmp_path):
+    tree = tmp_path / "build" / "project"
+    (tree / "dist").mkdir(parents=True)
+    (tree / "model.py").write_text("x = 1\n")
+    (tree / "dist" / "copy.py").write_text("x = 1\n")
+    found = discover([tree], Config(root=tmp_path / "elsewhere"))
+    assert [p.name for p in found.sources] == ["model.py"]

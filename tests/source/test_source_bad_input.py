@@ -6,7 +6,7 @@ from pathlib import Path
 
 from wnaudit.cli import run
 from wnaudit.options import RunOptions
-from wnaudit.source import fix_source, lint_files
+from wnaudit.source import fix_source, lint_files, lint_source
 
 BUGGY = (
     "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n"
@@ -90,3 +90,19 @@ def test_fix_source_keeps_type():
     new_bytes, _ = fix_source(BUGGY.encode(), "m.py")
     assert isinstance(new_bytes, bytes) and new_bytes.decode() == new_text
     assert "# fold" in new_text
+
+
+def test_anything_cpython_compiles_is_analysed_and_fixed_however_deep():
+    calls = "+".join(["torch.nn.utils.remove_weight_norm(c)"] * 600)
+    source = "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\nc = weight_norm(m)\nx = " + calls + "\n"
+    compile(source, "deep.py", "exec")
+    assert len(lint_source(source, "deep.py")) == 600
+    fixed, done = fix_source(source, "deep.py")
+    assert len(done) == 600 and lint_source(fixed, "deep.py") == []
+
+
+def test_too_deep_for_cpython_is_one_error_line(tmp_path):
+    target = tmp_path / "deep.py"
+    target.write_text("weight_norm = 1\nx = " + "+".join(["1"] * 20000) + "\n")
+    result = _lint(target)
+    assert len(result.errors) == 1 and "\n" not in result.errors[0].message

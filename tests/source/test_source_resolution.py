@@ -202,3 +202,21 @@ def test_cross_file_fix_runs(tmp_path, monkeypatch):
     other = importlib.import_module("vocoders.layers").Generator()
     tools.strip(other)
     assert not hasattr(other.conv, "parametrizations")
+
+
+@pytest.mark.parametrize(
+    "test, flagged",
+    [
+        ("hasattr(m, 'weight_g')", False),
+        ("torch.nn.utils.parametrize.is_parametrized(m)", False),
+        ("any(isinstance(h, WeightNorm) for h in m._forward_pre_hooks.values())", False),
+        ("self.use_g", True),
+        ("m is not None", True),
+    ],
+)
+def test_only_spelling_checks_guard_a_legacy_removal(test, flagged):
+    source = (
+        "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\nc = weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
+        f"def strip(self, m):\n    if {test}:\n        torch.nn.utils.remove_weight_norm(m)\n"
+    )
+    assert codes(source) == (["WN101"] if flagged else [])

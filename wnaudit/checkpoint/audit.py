@@ -63,6 +63,10 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
         problem = f"cannot read or write: {error.strerror or error}"
     except TorchMissingError as error:
         problem = str(error)
+    except ImportError as error:  # torch or safetensors missing: say what to install
+        missing = error.name or "a dependency"
+        problem = f'{missing} is not installed; this checkpoint needs it: pip install "wnaudit[torch]"'
+
     except MemoryError:
         problem = "out of memory while loading"
     except Exception as error:  # a reader bug or an unforeseen corruption: still one line

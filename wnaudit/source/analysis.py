@@ -23,7 +23,7 @@ _SWALLOWS = frozenset({"ValueError", "Exception", "BaseException"})
 #: The same for remove_parametrizations on a module without that parametrization.
 _CATCHES_MODERN = frozenset({"ValueError", "Exception", "BaseException"}) | {"KeyError"}
 #: Words in an ``if`` test that show the code checks which spelling is present.
-_SPELLING_CHECK = re.compile(r"parametriz|WeightNorm|SpectralNorm|_forward_pre_hooks|_g\b|weight_g|_orig\b")
+_SPELLING_CHECK = re.compile(r"parametriz|WeightNorm|SpectralNorm|_forward_pre_hooks|\w_g\b.*\w_v\b|weight_g\b|weight_orig\b")
 _WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
 _SPECTRAL_NORM = catalogue.Kind.SPECTRAL_NORM.value
 _MODERN = catalogue.Style.MODERN.value
