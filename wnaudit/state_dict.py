@@ -54,6 +54,27 @@ class OrphanKeyError(StoredStateError):
     """One half of a stored pair is present, the other is missing."""
 
 
+class KeyClashError(StoredStateError):
+    """Folding would put two entries under one key (one would be lost silently)."""
+
+
+def key_clashes(groups: Sequence[StoredGroup], keys: Iterable[str]) -> list[KeyClashError]:
+    """Groups whose folded key is already stored, or shared with another group."""
+    present = set(keys)
+    clashes: list[KeyClashError] = []
+    seen: dict[str, StoredGroup] = {}
+    for group in groups:
+        if group.folded_key in present:
+            clashes.append(KeyClashError(group.keys[0], f"folds into {group.folded_key}, which is already stored"))
+        elif group.folded_key in seen:
+            other = seen[group.folded_key]
+            clashes.append(
+                KeyClashError(group.keys[0], f"folds into {group.folded_key}, as {other.keys[0]} ({other.spelling.label}) does")
+            )
+        seen.setdefault(group.folded_key, group)
+    return clashes
+
+
 def orphan_error(orphan: OrphanKey) -> OrphanKeyError:
     missing = ", ".join(orphan.missing)
     return OrphanKeyError(orphan.key, f"{orphan.spelling.label} entry without its sibling(s) {missing}")
@@ -157,9 +178,16 @@ def fold_state_dict(state_dict: Mapping[str, Any], *, spectral_norm: bool = Fals
 
 def fold_groups(state_dict: Mapping[str, Any], groups: Sequence[StoredGroup]) -> tuple[dict[str, Any], list[str]]:
     """Fold the given groups of ``state_dict``; shapes are all checked before any compute."""
+    clashes = key_clashes(groups, state_dict.keys())
+    if clashes:
+        raise clashes[0]
     shapes = {key: tuple(state_dict[key].shape) for group in groups for key in group.keys}
     for group in groups:
         check_group_shapes(group, shapes)
+        dtypes = {state_dict[key].dtype for key in group.keys}
+        if len(dtypes) > 1:
+            names = ", ".join(sorted(str(d).replace("torch.", "") for d in dtypes))
+            raise StoredStateError(group.keys[0], f"the stored parts of {group.folded_key} have different dtypes ({names})")
     folded_values = {group.keys[0]: (group, fold_group(group, state_dict)) for group in groups}
     skipped = {key for group in groups for key in group.keys[1:]}
     result: dict[str, Any] = {}

@@ -217,3 +217,12 @@ def test_missing_torch_is_one_line_saying_what_to_install(tmp_path, capsys, monk
     (error,) = report["errors"]
     assert error["path"] == str(bad)
     assert error["message"].startswith("torch is not installed") and 'pip install "wnaudit[torch]"' in error["message"]
+
+
+def test_key_clash_in_a_checkpoint_is_an_error_and_nothing_is_written(tmp_path, capsys):
+    bad = tmp_path / "clash.safetensors"
+    save_file({"w.weight": torch.zeros(2, 3), "w.weight_g": torch.ones(2, 1), "w.weight_v": torch.ones(2, 3)}, bad)
+    before = bad.read_bytes()
+    status, report = cli_json(capsys, "--fix", bad)
+    assert status == 2 and "w.weight_g: folds into w.weight, which is already stored" in report["errors"][0]["message"]
+    assert bad.read_bytes() == before

@@ -209,3 +209,20 @@ def test_load_unfolded_state_dict_strict_still_reports_real_mismatches():
 def test_exported_from_the_package():
     assert wnaudit.fold_state_dict is fold_state_dict
     assert wnaudit.load_unfolded_state_dict is load_unfolded_state_dict
+
+
+def test_key_clashes_and_mixed_dtypes_are_refused():
+    from wnaudit.state_dict import KeyClashError
+
+    with pytest.raises(KeyClashError, match="already stored"):
+        fold_state_dict({"w.weight": torch.zeros(2, 3), "w.weight_g": torch.ones(2, 1), "w.weight_v": torch.ones(2, 3)})
+    both = {
+        "weight_g": torch.ones(2, 1),
+        "weight_v": torch.ones(2, 3),
+        "parametrizations.weight.original0": torch.ones(2, 1),
+        "parametrizations.weight.original1": torch.ones(2, 3),
+    }
+    with pytest.raises(KeyClashError, match="as weight_g"):
+        fold_state_dict(both)
+    with pytest.raises(StoredStateError, match="different dtypes"):
+        fold_state_dict({"weight_g": torch.ones(2, 1), "weight_v": torch.ones(2, 3, dtype=torch.float64)})

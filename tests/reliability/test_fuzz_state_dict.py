@@ -18,6 +18,7 @@ import sys
 import warnings
 from typing import Any
 
+import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -234,3 +235,35 @@ def test_fold_state_dict_never_guesses_an_ambiguous_dim() -> None:
     except ValueError:
         return
     assert torch.equal(folded["weight"], module.weight), "folded with a guessed dim: not the module's weight"
+
+
+# --------------------------------------------------------------------------
+# Regressions found by the long run (WNAUDIT_FUZZ_EXAMPLES=5000)
+# --------------------------------------------------------------------------
+
+_CLASHES = {
+    "plain-entry-already-there": {
+        "w.weight": torch.zeros(2, 3),
+        "w.weight_g": torch.ones(2, 1),
+        "w.weight_v": torch.ones(2, 3),
+    },
+    "both-spellings-for-one-weight": {
+        "weight_g": torch.ones(2, 1),
+        "weight_v": torch.ones(2, 3),
+        "parametrizations.weight.original0": torch.full((2, 1), 2.0),
+        "parametrizations.weight.original1": torch.ones(2, 3),
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CLASHES))
+def test_fold_state_dict_never_drops_an_entry_on_a_key_clash(case: str) -> None:
+    """Two entries would end up under one key: folding must refuse, not keep one silently."""
+    with pytest.raises(ValueError):
+        wnaudit.fold_state_dict(dict(_CLASHES[case]))
+
+
+def test_fold_state_dict_mismatched_dtypes_raise_value_error() -> None:
+    """g and v of different dtypes: torch's kernel raises RuntimeError; the documented error is ValueError."""
+    with pytest.raises(ValueError):
+        wnaudit.fold_state_dict({"weight_g": torch.ones(2, 1), "weight_v": torch.ones(2, 3, dtype=torch.float64)})

@@ -384,3 +384,17 @@ def test_special_files_never_hang(tmp_path: Path, case: str) -> None:
     assert len(errors) <= 1 and all(line.startswith(f"wnaudit: error: {special}: ") for line in errors), completed.stderr
     assert completed.returncode == (2 if errors else 1)
     assert str(good) in completed.stdout, "the valid checkpoint was not audited"
+
+
+def test_fix_never_overwrites_an_existing_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A checkpoint holding both ``w.weight`` and ``w.weight_g``/``w.weight_v``: folding
+    would replace the stored ``w.weight``.  --fix must refuse and keep the file."""
+    import torch
+
+    path = tmp_path / "clash.pt"
+    torch.save({"w.weight": torch.zeros(2, 3), "w.weight_g": torch.ones(2, 1), "w.weight_v": torch.ones(2, 3)}, path)
+    before = path.read_bytes()
+    result = run_cli(capsys, "--fix", path)
+    assert_no_traceback(result)
+    assert result.rc == 2 and len(result.errors_for(path)) == 1, result.stderr + result.stdout
+    assert path.read_bytes() == before

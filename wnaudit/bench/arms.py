@@ -97,5 +97,6 @@ def build_arms(module: Any, rebuild: Rebuild | None = None, *, device: Any = Non
         twin = rebuilt_copy(module, rebuild, device=device, dtype=dtype)
     if twin is module:
         raise BenchError("the rebuild function returned the same module object; it must build a new one")
-    folded_names = fold_weight_norm(twin)
+    # Nothing to fold is reported by the benchmark itself; the fold would log it again.
+    folded_names = fold_weight_norm(twin) if count_live_weight_norms(twin) else []
     return Arms(live=module, folded=twin, folded_names=folded_names)

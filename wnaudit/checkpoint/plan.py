@@ -11,7 +11,7 @@ from typing import Callable, Mapping, Sequence
 from ..catalogue import Kind, StoredGroup, group_stored_keys
 from ..findings import Finding, finding
 from ..options import RunOptions
-from ..state_dict import StoredStateError, check_group_shapes, orphan_error
+from ..state_dict import StoredStateError, check_group_shapes, key_clashes, orphan_error
 
 Shape = Sequence[int]
 
@@ -64,6 +64,9 @@ def plan_table(
     for orphan in orphans:
         error = orphan_error(orphan)
         plan.problems.append(f"{qualify(error.key)}: {error.problem}")
+    foldable = [g for g in groups if g.spelling.checkpoint_code is not None and g.spelling.kind is not Kind.OTHER]
+    for clash in key_clashes(foldable, keys):
+        plan.problems.append(f"{qualify(clash.key)}: {clash.problem}")
     for group in groups:
         code = group.spelling.checkpoint_code
         if code is None or group.spelling.kind is Kind.OTHER:
