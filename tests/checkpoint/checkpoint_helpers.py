@@ -42,7 +42,11 @@ class Discriminator(nn.Module):
         super().__init__()
         sn = nn.utils.parametrizations.spectral_norm if spelling == "modern" else nn.utils.spectral_norm
         self.convs = nn.ModuleList(
-            [sn(nn.Conv1d(1, 8, 15, padding=7)), sn(nn.Conv1d(8, 16, 41, stride=4, groups=4, padding=20)), sn(nn.Conv1d(16, 16, 5, padding=2))]
+            [
+                sn(nn.Conv1d(1, 8, 15, padding=7)),
+                sn(nn.Conv1d(8, 16, 41, stride=4, groups=4, padding=20)),
+                sn(nn.Conv1d(16, 16, 5, padding=2)),
+            ]
         )
         self.post = sn(nn.Conv1d(16, 1, 3, padding=1))
 

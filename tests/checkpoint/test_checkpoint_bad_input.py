@@ -152,7 +152,9 @@ def test_bad_shard_index(tmp_path, capsys, problem):
     elsewhere = tmp_path / "elsewhere.safetensors"
     (directory / "model-00002-of-00002.safetensors").rename(elsewhere)
     if problem == "outside directory":
-        document["weight_map"] = {k: ("../elsewhere.safetensors" if v.startswith("model-00002") else v) for k, v in document["weight_map"].items()}
+        document["weight_map"] = {
+            k: ("../elsewhere.safetensors" if v.startswith("model-00002") else v) for k, v in document["weight_map"].items()
+        }
         index.write_text(json.dumps(document))
     elif problem == "symlink outside":
         (directory / "model-00002-of-00002.safetensors").symlink_to(elsewhere)

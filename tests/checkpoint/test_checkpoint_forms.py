@@ -212,7 +212,8 @@ def test_audit_of_safetensors_and_torch_zip_does_not_import_torch(tmp_path, suff
         "import sys\nfrom wnaudit.cli import run\nstatus = run([sys.argv[1], '-q'])\n"
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', status)"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    environment = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False, env=environment)
     assert done.stdout.strip().splitlines()[-1] == "NO-TORCH 1", done.stdout + done.stderr
 
 
@@ -226,7 +227,8 @@ def test_torch_free_zip_reader_agrees_with_torch_load(tmp_path, capsys, monkeypa
     for parameter in model.parameters():
         parameter.grad = torch.full_like(parameter, 0.01)
     optimizer.step()
-    torch.save({"state_dict": {f"model.{k}": v for k, v in model.state_dict().items()}, "opt": [optimizer.state_dict()], "ema": {"x": model.state_dict()}}, path)
+    state = model.state_dict()
+    torch.save({"state_dict": {f"model.{k}": v for k, v in state.items()}, "opt": [optimizer.state_dict()], "ema": {"x": state}}, path)
     fast = cli_json(capsys, path)
     calls = []
 
