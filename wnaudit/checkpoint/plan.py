@@ -48,7 +48,7 @@ def _message(group: StoredGroup, qualify: Callable[[str], str], options: RunOpti
         how = "`wnaudit --fix --fold-spectral` folds it with eval-mode sigma from the stored u/v"
     else:
         how = "fold it with `wnaudit --fix --fold-spectral` (eval-mode sigma from the stored u/v)"
-    return f"{label} stored unfolded ({stored}): recomputed at every load; {how}"
+    return f"{label} stored unfolded ({stored}): a model loading it keeps the norm live, recomputed on every forward; {how}"
 
 
 def plan_table(
