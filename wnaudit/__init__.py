@@ -6,8 +6,9 @@ they import it lazily so that the source lint never does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_getattr
 from .findings import Finding, InputError, Severity
 
 __version__ = "0.1.0"
@@ -23,6 +24,7 @@ __all__ = [
     "fold",
     "fold_state_dict",
     "fold_weight_norm",
+    "load_unfolded_state_dict",
 ]
 
 _LAZY = {
@@ -41,13 +43,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .state_dict import fold_state_dict, load_unfolded_state_dict
 
 
-def __getattr__(name: str) -> Any:
-    """Import torch-backed entry points on first use, keeping ``import wnaudit`` torch-free."""
-    if name in _LAZY:
-        import importlib
-
-        module_name, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module_name), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'wnaudit' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

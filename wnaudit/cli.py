@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import click
 
@@ -18,6 +18,7 @@ from . import __version__
 from .config import ConfigError, load_config
 from .discovery import discover
 from .findings import InputError, RunResult
+from .logs import configure_cli_logging
 from .options import RunOptions
 from .report import FORMATS, renderer
 
@@ -44,12 +45,6 @@ def _split_codes(values: Sequence[str]) -> list[str]:
     return [part.strip().upper() for value in values for part in value.split(",") if part.strip()]
 
 
-def _configure_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="wnaudit: %(levelname)s: %(message)s",
-        stream=sys.stderr,
-    )
 
 
 @click.group(cls=_DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -103,7 +98,7 @@ def check(
     PATHS are .py files, directories (recursed) and checkpoints (.pt .pth .bin
     .ckpt .safetensors, *.index.json, or any file that looks like one).
     """
-    _configure_logging(verbose)
+    configure_cli_logging(verbose)
     if explain is not None:
         ctx.exit(_explain(explain))
     if not paths:

@@ -7,8 +7,9 @@ and the arm builders import it on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_getattr
 from .errors import BenchError
 from .result import BenchResult, Settings
 from .stats import Interval, PairedSummary, Verdict
@@ -25,12 +26,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .runner import measure
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module_name, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module_name), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'wnaudit.bench' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -7,11 +7,11 @@ run, including source lints that must never import torch.
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 import click
 
+from ..logs import configure_cli_logging
 from .errors import BenchError
 
 logger = logging.getLogger("wnaudit.bench")
@@ -92,9 +92,7 @@ def bench(
     in alternating pairs; the report gives each arm's median, the median of the
     paired differences with a 95% bootstrap interval, and a verdict.
     """
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING, format="wnaudit: %(levelname)s: %(message)s", stream=sys.stderr
-    )
+    configure_cli_logging(verbose)
     try:
         result = _run(
             model, input_shapes, checkpoint, checkpoint_key, trust_pickle, dtype, device, threads, iterations, warmup, seed

@@ -128,8 +128,8 @@ def read_tensors(handle: BinaryIO, header: Header, names: set[str]) -> dict[str,
         if entry.dtype not in _TORCH_DTYPES:
             raise CheckpointError(f"{name}: cannot fold a tensor of dtype {entry.dtype}")
         handle.seek(header.data_start + entry.begin)
-        data = bytearray(handle.read(entry.nbytes))
-        if len(data) != entry.nbytes:
+        data = bytearray(entry.nbytes)
+        if handle.readinto(data) != entry.nbytes:  # one copy, straight into the tensor's buffer
             raise CheckpointError(f"{name}: file shorter than its header says")
         dtype = getattr(torch, _TORCH_DTYPES[entry.dtype])
         flat = torch.frombuffer(data, dtype=dtype) if data else torch.empty(0, dtype=dtype)
