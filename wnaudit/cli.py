@@ -53,7 +53,14 @@ def main() -> None:
     """wnaudit: find live weight norms and the code that keeps them alive; fold them."""
 
 
-@main.command("check", epilog="Measure what folding buys on a model: wnaudit bench --help")
+class _CheckCommand(click.Command):
+    """``check`` is the default command, so its usage line shows the plain form."""
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.find_root().info_name or "wnaudit", " ".join(self.collect_usage_pieces(ctx)))
+
+
+@main.command("check", cls=_CheckCommand, epilog="Measure what folding buys on a model: wnaudit bench --help")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply fixes in place: rewrite source, fold checkpoints atomically.")
 @click.option("--diff", is_flag=True, help="Print source fixes as a unified diff; write nothing.")

@@ -46,3 +46,10 @@ def test_explain_unknown_code_exits_2():
 
 def test_check_is_the_default_command(tmp_path):
     assert _invoke("check", str(tmp_path)).exit_code == 0
+
+
+def test_help_shows_the_plain_default_form():
+    result = CliRunner().invoke(main, ["--help"], prog_name="wnaudit")
+    assert result.exit_code == 0
+    assert result.output.startswith("Usage: wnaudit [OPTIONS] [PATHS]...")
+    assert "wnaudit bench --help" in result.output
