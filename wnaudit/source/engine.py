@@ -198,11 +198,12 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
         return result
 
     fixed_summaries: dict[str, FileSummary] = {}
+    imported_from = _imported_from(summaries)
     for summary in summaries:
         found, fixes = plan[summary.path]
         if not fixes:
             continue
-        outcome = _fix_one(summary, fixes, options, result)
+        outcome = _fix_one(summary, fixes, options, result, imported_from.get(summary.module, frozenset()))
         if outcome is not None:
             new_summary, applied = outcome
             fixed_summaries[summary.path] = new_summary
@@ -221,11 +222,28 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     return result
 
 
-def _fix_one(summary: FileSummary, fixes: list[Candidate], options: RunOptions, result: RunResult) -> tuple[FileSummary, list[Candidate]] | None:
+def _imported_from(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
+    """Module -> the names the other scanned files import from it (the fixer must not drop those imports).
+
+    A file that imports the module itself may use any of its names: ``"*"`` says so.
+    """
+    names: dict[str, set[str]] = {}
+    for summary in summaries:
+        for target in summary.imports:
+            names.setdefault(target, set()).add("*")
+            module, _, name = target.rpartition(".")
+            if module:
+                names.setdefault(module, set()).add(name)
+    return {module: frozenset(found) for module, found in names.items()}
+
+
+def _fix_one(
+    summary: FileSummary, fixes: list[Candidate], options: RunOptions, result: RunResult, keep: frozenset[str] = frozenset(),
+) -> tuple[FileSummary, list[Candidate]] | None:
     path = Path(summary.path)
     try:
         data = path.read_bytes()
-        new_data, applied = apply_fixes(data, summary, fixes)
+        new_data, applied = apply_fixes(data, summary, fixes, keep)
         if not applied or new_data == data:
             return None
         module, is_package = module_name(path)

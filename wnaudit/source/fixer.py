@@ -4,12 +4,16 @@ libcst is imported only here, and only when a fix or a diff is asked for: the
 lint itself runs on ``ast`` (see resolve.py for why).  Calls are found by the
 positions the analysis recorded, via libcst's PositionProvider; comments,
 formatting, the encoding (PEP 263 cookie, BOM) and line endings survive
-because libcst regenerates the untouched tree exactly.
+because libcst regenerates the untouched tree exactly.  Import names that only
+the rewritten calls used are dropped afterwards (``_prune_imports``), so the
+fixed file stays clean under flake8/ruff F401.
 """
 
 from __future__ import annotations
 
+import ast
 import logging
+import re
 from typing import Iterable
 
 from .. import catalogue
@@ -55,8 +59,15 @@ class FixError(RuntimeError):
     """A fix could not be applied; the file is left as it was."""
 
 
-def apply_fixes(data: bytes | str, summary: FileSummary, fixes: Iterable[Candidate]) -> tuple[bytes | str, list[Candidate]]:
-    """Return the fixed content (same type as ``data``) and the candidates actually fixed."""
+def apply_fixes(
+    data: bytes | str, summary: FileSummary, fixes: Iterable[Candidate], keep: frozenset[str] = frozenset(),
+) -> tuple[bytes | str, list[Candidate]]:
+    """Return the fixed content (same type as ``data``) and the candidates actually fixed.
+
+    ``keep``: names other files import from this one; imports the fix leaves
+    unused are dropped, but never these (the other files still need them);
+    ``"*"`` in it (another file imports the module itself) keeps them all.
+    """
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -69,14 +80,16 @@ def apply_fixes(data: bytes | str, summary: FileSummary, fixes: Iterable[Candida
         return data, []
     try:
         with deep_recursion():
-            return _apply(cst, MetadataWrapper, PositionProvider, data, summary, wanted)
+            return _apply(cst, MetadataWrapper, PositionProvider, data, summary, wanted, keep)
     except cst.ParserSyntaxError as error:
         raise FixError(f"libcst cannot parse the file: {error.message}") from error
     except RecursionError as error:
         raise FixError("the file nests too deeply for libcst") from error
+    except (SyntaxError, ValueError) as error:  # ast's view of the result, for the import cleanup
+        raise FixError(f"the fixed file does not parse: {error}") from error
 
 
-def _apply(cst, MetadataWrapper, PositionProvider, data, summary, wanted):  # type: ignore[no-untyped-def]
+def _apply(cst, MetadataWrapper, PositionProvider, data, summary, wanted, keep):  # type: ignore[no-untyped-def]
     module = cst.parse_module(data)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
@@ -114,6 +127,11 @@ def _apply(cst, MetadataWrapper, PositionProvider, data, summary, wanted):  # ty
     if not done:
         return data, []
     fixed = _insert_support(cst, fixed, sorted(helpers), needs_torch and not summary.torch_bound)
+    # Only names the rewrite itself stopped referencing are dropped from the imports:
+    # anything unused before the fix is the author's business, not ours.
+    fixed_data = fixed.bytes if isinstance(data, bytes) else fixed.code
+    orphaned = set() if "*" in keep else _referenced_names(ast.parse(data)) - _referenced_names(ast.parse(fixed_data)) - keep
+    fixed = _prune_imports(cst, fixed, orphaned)
     return (fixed.bytes if isinstance(data, bytes) else fixed.code), done
 
 
@@ -212,6 +230,136 @@ def _rewrite(cst, call, action: str, kind: str):  # type: ignore[no-untyped-def]
     return None
 
 
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+def _string_words(node: ast.AST) -> set[str]:
+    """Identifiers inside the string constants under ``node`` (string annotations, ``__all__`` entries)."""
+    return {
+        word
+        for child in ast.walk(node)
+        if isinstance(child, ast.Constant) and isinstance(child.value, str)
+        for word in _IDENTIFIER.findall(child.value)
+    }
+
+
+def _is_all_target(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "__all__"
+
+
+def _referenced_names(tree: ast.AST) -> set[str]:
+    """Every name the module refers to outside import statements, conservatively.
+
+    Any ``Name`` counts whatever its context (a store or ``del`` keeps an import
+    as surely as a load), and so do ``global``/``nonlocal`` names, the words in
+    string annotations and the strings of ``__all__`` (re-exports).  Words in
+    other strings (docstrings, messages) do not: they mention, not use.
+    """
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is not None and any(_is_all_target(t) for t in targets):
+                names |= _string_words(node.value)
+            if isinstance(node, ast.AnnAssign):
+                names |= _string_words(node.annotation)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_all_target(node.func.value):
+            for arg in node.args:  # __all__.append("x") / __all__.extend([...])
+                names |= _string_words(arg)
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            names |= _string_words(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            names |= _string_words(node.returns)
+    return names
+
+
+def _bound_name(cst, alias) -> str:  # type: ignore[no-untyped-def]
+    """The name an import alias binds: ``as`` name, else the first component of the dotted name."""
+    if alias.asname is not None:
+        return alias.asname.name.value
+    node = alias.name
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value
+
+
+def _prune_import(cst, statement, orphaned: set[str]):  # type: ignore[no-untyped-def]
+    """The import with the orphaned names dropped, the same node when none is, or None when all are."""
+    if isinstance(statement, cst.ImportFrom):
+        if isinstance(statement.names, cst.ImportStar):
+            return statement
+        module = statement.module
+        if statement.relative == () and isinstance(module, cst.Name) and module.value == "__future__":
+            return statement
+    elif not isinstance(statement, cst.Import):
+        return statement
+    names = list(statement.names)
+    kept = [alias for alias in names if _bound_name(cst, alias) not in orphaned]
+    if len(kept) == len(names):
+        return statement
+    if not kept:
+        return None
+    if kept[-1] is not names[-1]:
+        # The new last name takes the old last one's comma (a trailing one, or none).
+        kept[-1] = kept[-1].with_changes(comma=names[-1].comma)
+    return statement.with_changes(names=kept)
+
+
+def _prune_imports(cst, module, orphaned: set[str]):  # type: ignore[no-untyped-def]
+    """Drop, from the module-level import statements, the names in ``orphaned``.
+
+    Only the module's own top-level statements are touched, so no block is ever
+    left empty.  A statement that loses every name goes, and its comment lines
+    move to the statement after it.
+    """
+    if not orphaned:
+        return module
+    body = list(module.body)
+    footer = list(module.footer)
+    result: list = []
+    carried: list = []
+    for statement in body:
+        if carried:
+            mine = list(statement.leading_lines)
+            if any(line.comment is not None for line in carried) or not mine:
+                statement = statement.with_changes(leading_lines=[*carried, *mine])
+            carried = []
+        if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+            small = [_prune_import(cst, s, orphaned) for s in statement.body]
+            if any(new is not old for new, old in zip(small, statement.body)):
+                left = [s for s in small if s is not None]
+                if not left:
+                    carried = list(statement.leading_lines)
+                    continue
+                if small[-1] is None:
+                    left[-1] = left[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+                statement = statement.with_changes(body=left)
+        result.append(statement)
+    if any(line.comment is not None for line in carried):
+        footer = [*carried, *footer]
+    return module.with_changes(body=result, footer=footer)
+
+
+def _is_torch_import(cst, statement) -> bool:  # type: ignore[no-untyped-def]
+    """A top-level ``import torch...`` or ``from torch... import`` line (where isort puts ``import torch``)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            dotted = [cst.Module([]).code_for_node(alias.name) for alias in small.names]
+        elif isinstance(small, cst.ImportFrom) and small.relative == () and small.module is not None:
+            dotted = [cst.Module([]).code_for_node(small.module)]
+        else:
+            continue
+        if any(name == "torch" or name.startswith("torch.") for name in dotted):
+            return True
+    return False
+
+
 def _is_import_block(cst, statement) -> bool:  # type: ignore[no-untyped-def]
     if isinstance(statement, cst.SimpleStatementLine):
         return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
@@ -231,7 +379,12 @@ def _is_docstring(cst, statement) -> bool:  # type: ignore[no-untyped-def]
 
 
 def _insert_support(cst, module, helper_kinds: list[str], add_torch: bool):  # type: ignore[no-untyped-def]
-    """Add ``import torch`` and the helpers after the file's leading imports."""
+    """Add ``import torch`` and the helpers to the file's leading imports.
+
+    ``import torch`` goes before the first torch import of that block, where
+    isort would sort it (after it when the block has none); the helpers go
+    after the block.
+    """
     body = list(module.body)
     existing = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
     index = 0
@@ -241,8 +394,16 @@ def _insert_support(cst, module, helper_kinds: list[str], add_torch: bool):  # t
         index += 1
     new: list = []
     newline, indent = module.default_newline, module.default_indent
+    torch_at = next((i for i in range(index) if _is_torch_import(cst, body[i])), None)
     if add_torch:
-        new.append(cst.parse_statement("import torch" + newline, config=module.config_for_parsing))
+        statement = cst.parse_statement("import torch" + newline, config=module.config_for_parsing)
+        if torch_at is None:
+            new.append(statement)
+        else:
+            # It takes over the blank/comment lines above the import it now precedes.
+            first = body[torch_at]
+            body[torch_at:torch_at + 1] = [statement.with_changes(leading_lines=first.leading_lines), first.with_changes(leading_lines=[])]
+            index += 1
     for kind in helper_kinds:
         name = HELPERS[kind][0]
         if name in existing:
@@ -252,7 +413,7 @@ def _insert_support(cst, module, helper_kinds: list[str], add_torch: bool):  # t
         statement = statement.with_changes(leading_lines=[blank, blank])
         new.append(statement)
     if not new:
-        return module
+        return module.with_changes(body=body)
     after = body[index:]
     if after and helper_kinds:
         first = after[0]
