@@ -7,7 +7,9 @@ run, including source lints that must never import torch.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -68,22 +70,7 @@ def _shapes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.pass_context
-def bench(
-    ctx: click.Context,
-    model: str,
-    input_shapes: list[list[int]],
-    checkpoint: Path | None,
-    checkpoint_key: str | None,
-    trust_pickle: bool,
-    dtype: str | None,
-    device: str,
-    threads: int | None,
-    iterations: int,
-    warmup: int,
-    seed: int,
-    output_format: str,
-    verbose: bool,
-) -> None:
+def bench(ctx: click.Context, output_format: str, verbose: bool, **options: Any) -> None:
     """Measure what folding the weight norms of MODEL saves per forward call.
 
     MODEL is a factory 'package.module:callable' (or 'file.py:callable') called
@@ -94,9 +81,7 @@ def bench(
     """
     configure_cli_logging(verbose)
     try:
-        result = _run(
-            model, input_shapes, checkpoint, checkpoint_key, trust_pickle, dtype, device, threads, iterations, warmup, seed
-        )
+        result = _run(BenchRequest(**options))
     except BenchError as error:
         click.echo(f"wnaudit: error: {error}", err=True)
         ctx.exit(EXIT_ERROR)
@@ -106,19 +91,24 @@ def bench(
     ctx.exit(EXIT_OK)
 
 
-def _run(
-    model: str,
-    input_shapes: list[list[int]],
-    checkpoint: Path | None,
-    checkpoint_key: str | None,
-    trust_pickle: bool,
-    dtype: str | None,
-    device: str,
-    threads: int | None,
-    iterations: int,
-    warmup: int,
-    seed: int,
-):  # type: ignore[no-untyped-def]
+@dataclass(frozen=True)
+class BenchRequest:
+    """What the command line asked to measure (one field per option)."""
+
+    model: str
+    input_shapes: list[list[int]]
+    checkpoint: Path | None
+    checkpoint_key: str | None
+    trust_pickle: bool
+    dtype: str | None
+    device: str
+    threads: int | None
+    iterations: int
+    warmup: int
+    seed: int
+
+
+def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
     """Load, build the input and measure; every expected failure becomes a BenchError."""
     try:
         import torch
@@ -128,29 +118,34 @@ def _run(
     from .runner import measure
 
     try:
-        torch_device = torch.device(device)
+        torch_device = torch.device(request.device)
     except RuntimeError as error:
-        raise BenchError(f"--device {device}: {error}") from None
+        raise BenchError(f"--device {request.device}: {error}") from None
     if torch_device.type == "cuda" and not torch.cuda.is_available():
-        raise BenchError(f"--device {device}: CUDA is not available in this torch build or on this machine")
-    loaded = load_model(model, checkpoint=checkpoint, checkpoint_key=checkpoint_key, trust_pickle=trust_pickle)
-    generator = torch.Generator().manual_seed(seed)
-    inputs = tuple(torch.randn(*shape, generator=generator) for shape in input_shapes)
+        raise BenchError(f"--device {request.device}: CUDA is not available in this torch build or on this machine")
+    loaded = load_model(
+        request.model,
+        checkpoint=request.checkpoint,
+        checkpoint_key=request.checkpoint_key,
+        trust_pickle=request.trust_pickle,
+    )
+    generator = torch.Generator().manual_seed(request.seed)
+    inputs = tuple(torch.randn(*shape, generator=generator) for shape in request.input_shapes)
     try:
         return measure(
             loaded.module,
             inputs,
             rebuild=loaded.rebuild,
-            warmup=warmup,
-            iterations=iterations,
+            warmup=request.warmup,
+            iterations=request.iterations,
             device=torch_device,
-            dtype=dtype,
-            threads=threads,
-            seed=seed,
+            dtype=request.dtype,
+            threads=request.threads,
+            seed=request.seed,
             label=loaded.label,
         )
     except BenchError:
         raise
     except Exception as error:  # noqa: BLE001 - the user's forward can fail on a wrong shape
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise BenchError(f"{model}: running the model failed: {type(error).__name__}: {message}") from error
+        raise BenchError(f"{request.model}: running the model failed: {type(error).__name__}: {message}") from error
