@@ -147,6 +147,13 @@ SPECTRAL_NORM_STATE_HOOKS = (
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
 PARAMETRIZE_CACHE_FLAG = "_cache_enabled"
 
+#: Words in a condition showing that code checks which spelling a module carries
+#: before removing it (``if hasattr(m, "parametrizations")``, ``"weight_g" in
+#: m._parameters``, ``isinstance(hook, WeightNorm)``): such a removal is guarded.
+SPELLING_GUARD_WORDS = re.compile(
+    r"parametriz|WeightNorm|SpectralNorm|_forward_pre_hooks|\w_g\b.*\w_v\b|weight_g\b|weight_orig\b"
+)
+
 #: Names a folded weight-like tensor usually has; used to spot half-done folds.
 WEIGHT_LIKE_NAME = re.compile(r"^weight(_(ih|hh|hr)_l\d+(_reverse)?)?$")
 

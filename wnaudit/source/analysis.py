@@ -22,8 +22,7 @@ _NOQA = re.compile(r"#\s*noqa(?P<sep>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0
 _SWALLOWS = frozenset({"ValueError", "Exception", "BaseException"})
 #: The same for remove_parametrizations on a module without that parametrization.
 _CATCHES_MODERN = frozenset({"ValueError", "Exception", "BaseException"}) | {"KeyError"}
-#: Words in an ``if`` test that show the code checks which spelling is present.
-_SPELLING_CHECK = re.compile(r"parametriz|WeightNorm|SpectralNorm|_forward_pre_hooks|\w_g\b.*\w_v\b|weight_g\b|weight_orig\b")
+_SPELLING_CHECK = catalogue.SPELLING_GUARD_WORDS
 _WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
 _SPECTRAL_NORM = catalogue.Kind.SPECTRAL_NORM.value
 _MODERN = catalogue.Style.MODERN.value
