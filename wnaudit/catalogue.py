@@ -158,16 +158,6 @@ SPELLING_GUARD_WORDS = re.compile(
 WEIGHT_LIKE_NAME = re.compile(r"^weight(_(ih|hh|hr)_l\d+(_reverse)?)?$")
 
 
-def apply_apis(kind: Kind, style: Style) -> tuple[str, ...]:
-    """Qualified names that apply the given reparametrization."""
-    return tuple(api for s in SPELLINGS if s.kind is kind and s.style is style for api in s.apply_apis)
-
-
-def remove_apis(kind: Kind, style: Style) -> tuple[str, ...]:
-    """Qualified names that remove the given reparametrization."""
-    return tuple(api for s in SPELLINGS if s.kind is kind and s.style is style for api in s.remove_apis)
-
-
 def spelling_for_api(qualified_name: str) -> tuple[Spelling, str] | None:
     """Return (spelling, "apply" | "remove") for a qualified API name, or None."""
     for spelling in SPELLINGS:
@@ -213,7 +203,6 @@ class OrphanKey:
     missing: tuple[str, ...]
 
 
-_MODERN_PREFIX = f".{PARAMETRIZATIONS_ATTR}."
 _MODERN_KEY = re.compile(
     r"^(?P<prefix>(?:.*\.)?)" + PARAMETRIZATIONS_ATTR + r"\.(?P<name>[^.]+)\.(?P<rest>.+)$"
 )

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -15,14 +14,13 @@ from typing import Sequence
 import click
 
 from . import __version__
+from .bench.command import bench
 from .config import ConfigError, load_config
 from .discovery import discover
-from .findings import InputError, RunResult
+from .findings import RunResult
 from .logs import configure_cli_logging
 from .options import RunOptions
 from .report import FORMATS, renderer
-
-logger = logging.getLogger("wnaudit")
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -141,7 +139,11 @@ def check(
 
         result.extend(lint_files(inputs.sources, options))
     if inputs.checkpoints:
-        result.extend(_audit_checkpoints(inputs.checkpoints, options))
+        # Imports torch only when a checkpoint is actually read; without torch
+        # each checkpoint gets an input error saying what to install.
+        from .checkpoint import audit_checkpoints
+
+        result.extend(audit_checkpoints(inputs.checkpoints, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
 
     stdout = sys.stdout
@@ -151,16 +153,6 @@ def check(
     color = output_format == "text" and stdout.isatty()
     renderer(output_format)(result, stdout, color=color, quiet=quiet, statistics=statistics)
     ctx.exit(_exit_status(result, exit_zero))
-
-
-def _audit_checkpoints(checkpoints: list[Path], options: RunOptions) -> RunResult:
-    try:
-        from .checkpoint import audit_checkpoints
-    except ImportError as error:
-        missing = 'torch is not installed; checkpoints need it: pip install "wnaudit[torch]"'
-        logger.debug("checkpoint engine unavailable: %s", error)
-        return RunResult(errors=[InputError(str(path), missing) for path in checkpoints])
-    return audit_checkpoints(checkpoints, options)
 
 
 def _exit_status(result: RunResult, exit_zero: bool) -> int:
@@ -182,16 +174,7 @@ def _explain(code: str) -> int:
     return EXIT_CLEAN
 
 
-def _register_bench() -> None:
-    """Add ``wnaudit bench`` lazily: it needs torch, the lint must not import it."""
-    try:
-        from .bench.command import bench
-    except ImportError:  # pragma: no cover - bench module missing from a partial install
-        return
-    main.add_command(bench)
-
-
-_register_bench()
+main.add_command(bench)  # imports torch only when it runs: the lint must never import it
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from . import _torch
 from .catalogue import (
@@ -33,7 +33,9 @@ from .catalogue import (
     LEGACY_WEIGHT_NORM_SUFFIXES,
     ORIGINAL,
     PARAMETRIZATIONS_ATTR,
+    SPECTRAL_NORM_LEGACY,
     WEIGHT_NORM_COMPAT_HOOK,
+    WEIGHT_NORM_LEGACY,
     Kind,
     Style,
 )
@@ -72,7 +74,8 @@ def fold(
     chain is folded whole or not at all: if it mixes a requested kind with one
     that was not requested, :class:`FoldError` is raised before anything changes.
     """
-    wanted = {kind for kind, on in ((Kind.WEIGHT_NORM, weight_norm), (Kind.SPECTRAL_NORM, spectral_norm), (Kind.OTHER, other)) if on}
+    requested = {Kind.WEIGHT_NORM: weight_norm, Kind.SPECTRAL_NORM: spectral_norm, Kind.OTHER: other}
+    wanted = {kind for kind, on in requested.items() if on}
     plan = _plan(module, wanted)
     if any(live.spelling.style is Style.MODERN for live in plan) and _torch.parametrize_cache_active():
         raise FoldError(
@@ -164,12 +167,13 @@ def _register_weight(owner: Any, name: str, parameter: Any) -> None:
 
 
 def _fold_one(live: LiveReparametrization) -> None:
-    folders: dict[tuple[Style, Kind | None], Callable[[LiveReparametrization], None]] = {
-        (Style.LEGACY, Kind.WEIGHT_NORM): _fold_legacy_weight_norm,
-        (Style.LEGACY, Kind.SPECTRAL_NORM): _fold_legacy_spectral_norm,
-    }
-    folder = folders.get((live.spelling.style, live.spelling.kind), _fold_parametrization)
-    folder(live)
+    """Every modern chain folds the same way; each legacy hook has its own layout."""
+    if live.spelling is WEIGHT_NORM_LEGACY:
+        _fold_legacy_weight_norm(live)
+    elif live.spelling is SPECTRAL_NORM_LEGACY:
+        _fold_legacy_spectral_norm(live)
+    else:
+        _fold_parametrization(live)
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _torch
-from .catalogue import HALF_FOLDED_CODE, WEIGHT_LIKE_NAME, Kind, Style
+from .catalogue import HALF_FOLDED_CODE, WEIGHT_LIKE_NAME, Kind
 from .findings import Finding, finding
 from .live import LiveReparametrization, find_reparametrizations
 
@@ -101,6 +101,3 @@ def assert_folded(module: Any) -> None:
         lines = "\n".join(f"  {f.code} {f.object}: {f.message}" for f in findings)
         raise AssertionError(f"{len(findings)} reparametrization leftover(s) in {_module_label(module)}:\n{lines}")
 
-
-def is_legacy(live: LiveReparametrization) -> bool:
-    return live.spelling.style is Style.LEGACY

@@ -20,7 +20,6 @@ from .catalogue import (
     WEIGHT_NORM_MODERN,
     Kind,
     Spelling,
-    Style,
 )
 
 
@@ -98,6 +97,3 @@ def find_reparametrizations(module: Any) -> list[LiveReparametrization]:
         found.extend(reparametrizations_of(owner, owner_name))
     return found
 
-
-def is_modern(live: LiveReparametrization) -> bool:
-    return live.spelling.style is Style.MODERN

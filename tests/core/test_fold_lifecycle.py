@@ -26,6 +26,19 @@ def test_modern_fold_leaves_nothing_behind():
     module.load_state_dict(nn.Conv1d(2, 3, 3).state_dict(), strict=True)
 
 
+def test_users_own_load_hooks_survive_the_fold():
+    module = apply_weight_norm(nn.Conv1d(2, 3, 3), "modern")
+
+    def _weight_norm_compat_hook(*args):  # same name as torch's, different closure
+        return None
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
+    module.register_load_state_dict_post_hook(lambda *args: None)
+    wnaudit.fold_weight_norm(module)
+    assert [h.hook for h in module._load_state_dict_pre_hooks.values()] == [_weight_norm_compat_hook]
+    assert len(module._load_state_dict_post_hooks) == 1
+
+
 def test_legacy_fold_leaves_nothing_behind():
     module = apply_weight_norm(nn.Conv1d(2, 3, 3), "legacy")
     wnaudit.fold_weight_norm(module)
@@ -35,7 +48,7 @@ def test_legacy_fold_leaves_nothing_behind():
     module.load_state_dict(nn.Conv1d(2, 3, 3).state_dict(), strict=True)
 
 
-def test_only_the_folded_tensors_compat_hook_is_removed():
+def test_compat_hook_of_every_folded_tensor_is_removed_and_other_modules_untouched():
     module = nn.LSTM(3, 4)
     parametrizations.weight_norm(module, name="weight_hh_l0")
     parametrizations.weight_norm(module, name="weight_ih_l0")
