@@ -3,7 +3,7 @@
 The tree is the ``transformers`` source from its pinned PyPI wheel, unpacked
 (never installed) under ``benchmarks/.cache``.  ruff and TorchFix go into a
 separate virtual environment there.  Each tool runs as a fresh process; wall
-time and peak RSS come from ``/usr/bin/time`` (or ``getrusage``), reported as
+time and peak RSS come from ``/usr/bin/time``, reported as
 the median of ``--runs`` runs, the arms alternating inside each round.
 
 TorchFix is far slower (libcst metadata on every file), so by default it runs

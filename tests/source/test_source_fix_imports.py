@@ -9,6 +9,7 @@ from pathlib import Path
 
 from wnaudit.options import RunOptions
 from wnaudit.source import fix_source, lint_files
+from source_helpers import write_package
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -130,14 +131,15 @@ def test_comments_and_parenthesised_imports_survive():
 
 
 def test_other_files_imports_are_kept(tmp_path):
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "layers.py").write_text(
-        "import torch.nn as nn\nfrom torch.nn.utils import remove_weight_norm, weight_norm\n\n"
-        "conv = weight_norm(nn.Conv1d(2, 2, 3))\nremove_weight_norm(conv)\n"
+    package = write_package(
+        tmp_path,
+        "pkg",
+        {
+            "layers.py": "import torch.nn as nn\nfrom torch.nn.utils import remove_weight_norm, weight_norm\n\n"
+            "conv = weight_norm(nn.Conv1d(2, 2, 3))\nremove_weight_norm(conv)\n",
+            "model.py": "import torch\nfrom .layers import weight_norm\n\nlayer = weight_norm(torch.nn.Linear(2, 2))\n",
+        },
     )
-    (package / "model.py").write_text("import torch\nfrom .layers import weight_norm\n\nlayer = weight_norm(torch.nn.Linear(2, 2))\n")
     result = lint_files([package / "layers.py", package / "model.py"], RunOptions(fix=True))
     assert result.fixed and result.errors == []
     fixed = (package / "layers.py").read_text()

@@ -9,6 +9,7 @@ import torch
 
 from wnaudit.options import RunOptions
 from wnaudit.source import fix_source, lint_files, lint_source
+from source_helpers import write_package
 
 HEAD = "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\nc = weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
 
@@ -45,17 +46,16 @@ def test_call_shapes_are_fixed_and_run(call, expected):
 
 
 def test_wn103_fix_migrates_removals_in_other_files_of_the_run(tmp_path, monkeypatch):
-    package = tmp_path / "legacy_pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "layers.py").write_text(
-        "import torch.nn as nn\nfrom torch.nn.utils import weight_norm\n\n"
-        "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.conv = weight_norm(nn.Conv1d(2, 2, 3))\n"
-    )
-    (package / "fold.py").write_text(
-        "from torch.nn.utils import remove_weight_norm\nfrom .layers import Block\n\n"
-        "def fold(block: Block):\n    remove_weight_norm(block.conv)\n    return block\n"
+    package = write_package(
+        tmp_path,
+        "legacy_pkg",
+        {
+            "layers.py": "import torch.nn as nn\nfrom torch.nn.utils import weight_norm\n\n"
+            "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.conv = weight_norm(nn.Conv1d(2, 2, 3))\n",
+            "fold.py": "from torch.nn.utils import remove_weight_norm\nfrom .layers import Block\n\n"
+            "def fold(block: Block):\n    remove_weight_norm(block.conv)\n    return block\n",
+        },
     )
     files = sorted(package.glob("*.py"))
     before = lint_files(files, RunOptions())

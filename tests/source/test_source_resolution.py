@@ -9,6 +9,7 @@ import pytest
 
 from wnaudit.options import RunOptions
 from wnaudit.source import lint_files, lint_source
+from source_helpers import write_package
 
 MODERN_APPLY = "from torch.nn.utils.parametrizations import weight_norm\nconv = weight_norm(nn.Conv1d(2, 2, 3))\n"
 
@@ -158,32 +159,30 @@ def test_classes_in_one_file_are_told_apart():
     assert [(f.code, f.line) for f in found] == [("WN101", 20)]
 
 
-def _write_package(root: Path) -> None:
-    package = root / "vocoders"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "layers.py").write_text(
-        "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n"
-        "class Generator(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.conv = weight_norm(nn.Conv1d(2, 2, 3))\n"
-    )
-    (package / "export.py").write_text(
-        "from torch.nn.utils import remove_weight_norm\nfrom vocoders.layers import Generator\n\n"
-        "class Exported(Generator):\n    def fold(self):\n        remove_weight_norm(self.conv)\n"
-    )
-    (package / "tools.py").write_text(
-        "import torch.nn as nn\nfrom .layers import Generator\n\n"
-        "def strip(model: Generator):\n    nn.utils.remove_weight_norm(model.conv)\n"
+def _write_package(root: Path, name: str = "vocoders") -> None:
+    write_package(
+        root,
+        name,
+        {
+            "layers.py": "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n"
+            "class Generator(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.conv = weight_norm(nn.Conv1d(2, 2, 3))\n",
+            "export.py": f"from torch.nn.utils import remove_weight_norm\nfrom {name}.layers import Generator\n\n"
+            "class Exported(Generator):\n    def fold(self):\n        remove_weight_norm(self.conv)\n",
+            "tools.py": "import torch.nn as nn\nfrom .layers import Generator\n\n"
+            "def strip(model: Generator):\n    nn.utils.remove_weight_norm(model.conv)\n",
+        },
     )
 
 
-def test_cross_file_package_resolves_through_imports(tmp_path):
-    _write_package(tmp_path)
-    files = sorted((tmp_path / "vocoders").glob("*.py"))
+@pytest.mark.parametrize("name", ["vocoders", "torchvoc"])  # a user package whose name starts like torch's
+def test_cross_file_package_resolves_through_imports(tmp_path, name):
+    _write_package(tmp_path, name)
+    files = sorted((tmp_path / name).glob("*.py"))
     result = lint_files(files, RunOptions())
     assert [(Path(f.path).name, f.code) for f in result.findings] == [("export.py", "WN101"), ("tools.py", "WN101")]
     # Linted alone, the removal files have no evidence of the modern spelling.
-    assert lint_files([tmp_path / "vocoders" / "export.py"], RunOptions()).findings == []
+    assert lint_files([tmp_path / name / "export.py"], RunOptions()).findings == []
 
 
 def test_cross_file_fix_runs(tmp_path, monkeypatch):

@@ -87,3 +87,17 @@ def test_wn106_bad_example_silently_folds_nothing():
         exec(compile(source, "WN106", "exec"), namespace)
         conv = namespace["model"][0]
         assert hasattr(conv, "parametrizations") is not folded
+
+
+@pytest.mark.parametrize(
+    "caught, flagged",
+    [("KeyError", False), ("ValueError", False), ("Exception", False), ("TypeError", True), ("AttributeError", True)],
+)
+def test_wn107_is_not_reported_where_a_handler_expects_the_failure(caught, flagged):
+    """A handler that already catches the failure (ValueError, KeyError or broader) keeps WN107 quiet; others do not."""
+    source = (
+        "import torch\nfrom torch.nn.utils import weight_norm\n"
+        "conv = weight_norm(torch.nn.Conv1d(2, 2, 3))  # noqa: WN103\n"
+        f"try:\n    torch.nn.utils.parametrize.remove_parametrizations(conv, 'weight')\nexcept {caught}:\n    pass\n"
+    )
+    assert codes(source) == (["WN107"] if flagged else [])

@@ -15,13 +15,13 @@ from typing import Iterator
 
 from .. import catalogue
 from .model import Application, FileSummary, Removal, Site, Unit
-from .resolve import Resolver, Scope, bind_import, module_package
+from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 _NOQA = re.compile(r"#\s*noqa(?P<sep>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 #: Exceptions whose handler swallows the ValueError of a legacy remover.
 _SWALLOWS = frozenset({"ValueError", "Exception", "BaseException"})
 #: The same for remove_parametrizations on a module without that parametrization.
-_CATCHES_MODERN = frozenset({"ValueError", "Exception", "BaseException"}) | {"KeyError"}
+_CATCHES_MODERN = _SWALLOWS | {"KeyError"}
 _SPELLING_CHECK = catalogue.SPELLING_GUARD_WORDS
 _WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
 _SPECTRAL_NORM = catalogue.Kind.SPECTRAL_NORM.value
@@ -364,17 +364,26 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
             )
 
     for unit, base, scope in collector.bases:
-        refs.setdefault(unit, set()).update(n for n in resolver.expr(base, scope) if not n.startswith("torch."))
+        refs.setdefault(unit, set()).update(n for n in resolver.expr(base, scope) if not _is_api_name(n))
     for unit in sorted(refs):
         kinds = direct.get(unit, {})
         summary.units[unit] = Unit(
             direct=tuple(sorted((k, frozenset(v)) for k, v in kinds.items())),
             refs=tuple(sorted(refs[unit])),
         )
-    summary.imports = tuple(sorted({t for t in collector.import_targets if not t.startswith("torch")}))
+    summary.imports = tuple(sorted({t for t in collector.import_targets if not _is_api_name(t)}))
     summary.applications.sort(key=lambda a: a.site.key)
     summary.removals.sort(key=lambda r: r.site.key)
     return summary
+
+
+def _is_api_name(qualified: str) -> bool:
+    """A name inside the APIs' own package (``torch...``), not the user's code.
+
+    Compared by top-level package, so a user package named ``torchvoc`` is
+    still followed across files.
+    """
+    return qualified.partition(".")[0] in API_ROOTS
 
 
 def _guard(tries: tuple[ast.Try, ...], ifs: tuple[ast.expr, ...], other_spelling_nearby: bool, modern: bool) -> str:

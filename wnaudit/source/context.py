@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
+from .. import catalogue
 from .model import FileSummary
 
 
@@ -19,7 +20,7 @@ class Context:
         self.summaries = sorted(summaries, key=lambda s: s.path)
         self._direct: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         self._refs: dict[str, tuple[str, ...]] = {}
-        modern = "modern"
+        modern = catalogue.Style.MODERN.value
         for summary in self.summaries:
             for unit, info in summary.units.items():
                 self._refs[unit] = tuple(sorted(set(self._refs.get(unit, ())) | set(info.refs)))

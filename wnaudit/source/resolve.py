@@ -26,7 +26,7 @@ EMPTY: frozenset[str] = frozenset()
 #: Top-level packages of the catalogue's APIs ("torch"). An unbound use of one
 #: is taken to mean the package: the code cannot run otherwise, and a fix that
 #: adds ``import torch`` must not change what the next lint sees.
-_API_ROOTS = frozenset(api.split(".")[0] for s in catalogue.SPELLINGS for api in (*s.apply_apis, *s.remove_apis))
+API_ROOTS = frozenset(api.split(".")[0] for s in catalogue.SPELLINGS for api in (*s.apply_apis, *s.remove_apis))
 _MAX_DEPTH = 24
 _PARTIAL = ("functools.partial",)
 
@@ -101,7 +101,7 @@ class Resolver:
             first = False
             current = current.parent
         found = frozenset(f"{module}.{name}" for module in self.star_modules)
-        return found | {name} if name in _API_ROOTS else found
+        return found | {name} if name in API_ROOTS else found
 
     def _bindings(self, name: str, scope: Scope, bindings: list[tuple], depth: int) -> frozenset[str]:
         key = (id(scope), name)
