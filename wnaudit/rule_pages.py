@@ -36,7 +36,7 @@ def read_page(code: str) -> str:
 
 
 def page_title(code: str) -> str:
-    """The page's first heading, for SARIF rule names and listings."""
+    """The page's first heading (``WN101: title``); tests hold it to the rule's registered title."""
     for line in read_page(code).splitlines():
         if line.startswith("# "):
             return line[2:].strip()
@@ -45,10 +45,15 @@ def page_title(code: str) -> str:
 
 def page_sections(code: str) -> dict[str, str]:
     """The ``## `` sections of a page by heading (What it does, Why is this bad?, ...)."""
+    return parse_sections(read_page(code))
+
+
+def parse_sections(page: str) -> dict[str, str]:
+    """Split page text already read into its ``## `` sections (no second read)."""
     sections: dict[str, str] = {}
     current: str | None = None
     lines: list[str] = []
-    for line in read_page(code).splitlines():
+    for line in page.splitlines():
         if line.startswith("## "):
             if current is not None:
                 sections[current] = "\n".join(lines).strip()

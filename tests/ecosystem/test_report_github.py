@@ -106,6 +106,24 @@ def test_summary_and_statistics_are_plain_log_lines():
     assert _render(RunResult(findings=findings), quiet=True).count("\n") == 2
 
 
+def test_fixable_findings_say_how_to_fix_them_once():
+    findings = [
+        Finding("a.py", "WN101", "m", True, Severity.ERROR, line=1, column=1),
+        Finding("b.py", "WN101", "m", False, Severity.ERROR, line=1, column=1),
+        Finding("c.py", "WN101", "run wnaudit --fix", True, Severity.ERROR, line=1, column=1),
+    ]
+    messages = [parse(line)[2] for line in _render(RunResult(findings=findings), quiet=True).splitlines()]
+    assert messages == ["m (fixable with wnaudit --fix)", "m", "run wnaudit --fix"]
+
+
+def test_statistics_most_frequent_code_first_then_by_code():
+    findings = [Finding(f"{name}.py", code, "m", False, Severity.ERROR, line=1, column=1) for name, code in
+                [("a", "WN104"), ("b", "WN102"), ("c", "WN102"), ("d", "WN101")]]
+    rows = [line.split("\t")[:2] for line in _render(RunResult(findings=findings), statistics=True, quiet=True).splitlines()
+            if not line.startswith("::")]
+    assert [(count.strip(), code) for count, code in rows] == [("2", "WN102"), ("1", "WN101"), ("1", "WN104")]
+
+
 def test_cli_format_github_on_a_buggy_file(tmp_path: Path):
     write_buggy(tmp_path)
     proc = run_wnaudit("--format", "github", "vocoder.py", cwd=tmp_path)

@@ -246,3 +246,12 @@ def test_ci_formats_work_without_torch(tmp_path: Path, output_format: str):
     assert "WN101" in proc.stdout
     if output_format == "sarif":
         assert json.loads(proc.stdout)["runs"][0]["results"][0]["ruleId"] == "WN101"
+
+
+def test_result_message_says_how_to_fix_a_fixable_finding():
+    findings = [
+        Finding("a.py", "WN101", "m", True, Severity.ERROR, line=1, column=1),
+        Finding("b.py", "WN101", "m", False, Severity.ERROR, line=1, column=1),
+    ]
+    texts = [r["message"]["text"] for r in _log(RunResult(findings=findings))["runs"][0]["results"]]
+    assert texts == ["m (fixable with wnaudit --fix)", "m"]

@@ -49,6 +49,14 @@ def _assert_old(path: Path) -> None:
     assert leftover_temps(path.parent) == []
 
 
+def _assert_disk_full_keeps_old(target: Path) -> None:
+    """Writing NEW fails with ENOSPC itself (not some other error) and leaves OLD whole."""
+    with pytest.raises(OSError) as raised:
+        atomic_write_bytes(target, NEW)
+    assert raised.value.errno == errno.ENOSPC
+    _assert_old(target)
+
+
 def test_steps_cover_the_write_in_order() -> None:
     assert STEPS == ("created", "written", "before_fsync", "after_fsync", "before_rename", "after_rename")
 
@@ -103,18 +111,12 @@ def test_keyboard_interrupt_in_the_body(target: Path) -> None:
 @pytest.mark.parametrize("budget", [0, 1, len(NEW) // 2, len(NEW) - 1])
 def test_disk_full_mid_write(target: Path, monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
     disk_fills_after(monkeypatch, budget)
-    with pytest.raises(OSError) as raised:
-        atomic_write_bytes(target, NEW)
-    assert raised.value.errno == errno.ENOSPC
-    _assert_old(target)
+    _assert_disk_full_keeps_old(target)
 
 
 def test_disk_full_reported_by_fsync(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fsync_fails_with_enospc(monkeypatch)
-    with pytest.raises(OSError) as raised:
-        atomic_write_bytes(target, NEW)
-    assert raised.value.errno == errno.ENOSPC
-    _assert_old(target)
+    _assert_disk_full_keeps_old(target)
 
 
 def test_disk_full_from_the_kernel(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,10 +129,7 @@ def test_disk_full_from_the_kernel(target: Path, monkeypatch: pytest.MonkeyPatch
         return os.open("/dev/full", os.O_WRONLY), name
 
     monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
-    with pytest.raises(OSError) as raised:
-        atomic_write_bytes(target, NEW)
-    assert raised.value.errno == errno.ENOSPC
-    _assert_old(target)
+    _assert_disk_full_keeps_old(target)
 
 
 def test_rename_failure(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:

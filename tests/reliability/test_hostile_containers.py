@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .helpers import (
+    CliRun,
     assert_no_traceback,
     deep_dict_pickle,
     deep_list_pickle,
@@ -32,6 +33,16 @@ from .helpers import (
 )
 
 _F32_4 = {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}
+
+
+def _refused_in_one_line(capsys: pytest.CaptureFixture[str], broken: Path, good: Path) -> CliRun:
+    """Audit ``broken`` beside ``good``: exit 2, one error line and it names ``broken``, no traceback."""
+    result = run_cli(capsys, broken, good)
+    assert_no_traceback(result)
+    assert result.rc == 2
+    assert len(result.error_lines) == 1 and len(result.errors_for(broken)) == 1, result.stderr
+    return result
+
 
 #: name -> file bytes.  Every one must be refused with one error line.
 BROKEN_SAFETENSORS: dict[str, bytes] = {
@@ -68,10 +79,7 @@ def test_broken_safetensors_one_error_line_and_others_audited(
     path.write_bytes(BROKEN_SAFETENSORS[case])
     good = write_checkpoint(tmp_path / "good.safetensors", "safetensors")
 
-    result = run_cli(capsys, path, good)
-    assert_no_traceback(result)
-    assert result.rc == 2
-    assert len(result.error_lines) == 1 and len(result.errors_for(path)) == 1, result.stderr
+    _refused_in_one_line(capsys, path, good)
     report = run_cli(capsys, "--format", "json", path, good).json()
     assert [e["path"] for e in report["errors"]] == [str(path)]
     assert {f["path"] for f in report["findings"]} == {str(good)}
@@ -254,9 +262,7 @@ def test_broken_shard_index_one_error_line_and_others_audited(
     index = tmp_path / "model.safetensors.index.json"
     index.write_text(BROKEN_INDEXES[case])
     good = write_checkpoint(tmp_path / "good.pt")
-    result = run_cli(capsys, index, good)
-    assert_no_traceback(result)
-    assert result.rc == 2 and len(result.error_lines) == 1 and len(result.errors_for(index)) == 1, result.stderr
+    result = _refused_in_one_line(capsys, index, good)
     assert str(good) in result.stdout, "the valid input was not audited"
 
 

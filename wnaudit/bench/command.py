@@ -110,9 +110,11 @@ class BenchRequest:
 
 def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
     """Load, build the input and measure; every expected failure becomes a BenchError."""
+    from .._torch import TorchMissingError, import_torch
+
     try:
-        import torch
-    except ImportError:
+        torch = import_torch()
+    except TorchMissingError:
         raise BenchError('torch is not installed; wnaudit bench needs it: pip install "wnaudit[torch]"') from None
     from .loading import load_model
     from .runner import measure

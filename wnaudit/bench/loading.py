@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .. import _torch
+from ..checkpoint.torch_io import TRUST_FLAG
 from .errors import BenchError
 
 logger = logging.getLogger("wnaudit.bench")
 
-TRUST_FLAG = "--trust-pickle"
 #: Top-level keys under which training scripts commonly nest the model's state dict.
 _NESTING_KEYS = ("state_dict", "model", "model_state_dict", "generator", "module")
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from typing import Protocol, TextIO
 
-from ..findings import RunResult
+from ..findings import CODES, Finding, RunResult
 
 
 class Renderer(Protocol):
@@ -24,3 +25,25 @@ FORMATS: dict[str, str] = {
 def renderer(name: str) -> Renderer:
     module_name, function = FORMATS[name].split(":")
     return getattr(importlib.import_module(module_name), function)
+
+
+def sorted_findings(result: RunResult) -> list[Finding]:
+    """The run's findings in report order (path, line, column, object, code)."""
+    return sorted(result.findings, key=lambda f: f.sort_key())
+
+
+def with_fix_hint(finding: Finding, message: str) -> str:
+    """``message`` plus how to fix it, for formats whose readers never see ``[*]``."""
+    if finding.fixable and "--fix" not in message:
+        return message + " (fixable with wnaudit --fix)"
+    return message
+
+
+def code_statistics(findings: list[Finding]) -> list[tuple[str, int, int, str]]:
+    """``--statistics`` rows: (code, count, fixable count, title), most frequent first."""
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.fixable)
+    return [
+        (code, count, fixable[code], CODES[code].title if code in CODES else "")
+        for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]

@@ -8,10 +8,10 @@ broken checkpoint is visible on the pull request rather than only in the log.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TextIO
 
-from ..findings import CODES, Finding, InputError, RunResult, Severity
+from ..findings import Finding, InputError, RunResult, Severity
+from . import code_statistics, sorted_findings, with_fix_hint
 from .paths import display_path
 
 #: GitHub's escaping for the message part of a workflow command.
@@ -46,12 +46,8 @@ def finding_command(item: Finding) -> str:
     if item.line is not None:
         properties += [("line", str(item.line)), ("col", str(item.column or 1))]
     properties.append(("title", item.code))
-    message = item.message
-    if item.object is not None:
-        message = f"{item.object}: {message}"
-    if item.fixable and "--fix" not in message:
-        message += " (fixable with wnaudit --fix)"
-    return _command(level, properties, message)
+    message = item.message if item.object is None else f"{item.object}: {item.message}"
+    return _command(level, properties, with_fix_hint(item, message))
 
 
 def error_command(error: InputError) -> str:
@@ -60,15 +56,14 @@ def error_command(error: InputError) -> str:
 
 
 def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
-    findings = sorted(result.findings, key=lambda f: f.sort_key())
+    findings = sorted_findings(result)
     for error in result.errors:
         stream.write(error_command(error) + "\n")
     for item in findings:
         stream.write(finding_command(item) + "\n")
     if statistics:
         # Plain lines are shown in the job log and never parsed as commands.
-        for code, count in sorted(Counter(f.code for f in findings).items(), key=lambda kv: (-kv[1], kv[0])):
-            title = CODES[code].title if code in CODES else ""
+        for code, count, _fixable, title in code_statistics(findings):
             stream.write(f"{count:>5}\t{code}\t{title}\n")
     if not quiet:
         if findings:

@@ -6,11 +6,12 @@ import json
 from typing import TextIO
 
 from ..findings import RunResult
+from . import sorted_findings
 
 
 def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
     payload = {
-        "findings": [f.to_dict() for f in sorted(result.findings, key=lambda f: f.sort_key())],
+        "findings": [f.to_dict() for f in sorted_findings(result)],
         "errors": [e.to_dict() for e in result.errors],
     }
     json.dump(payload, stream, indent=2)

@@ -42,11 +42,11 @@ def artifact_uri(path: str, base: Path | None = None) -> tuple[str, bool]:
     Relative URIs are percent-encoded POSIX paths meant to be resolved against
     ``%SRCROOT%``; a file outside ``base`` gets an absolute ``file://`` URI.
     """
-    relative = None if path.startswith("<") else _relative(path, base)
-    if relative is not None:
-        return quote(relative.as_posix(), safe="/"), True
     if path.startswith("<"):
         return quote(path, safe=""), True
+    relative = _relative(path, base)
+    if relative is not None:
+        return quote(relative.as_posix(), safe="/"), True
     return Path(path).resolve().as_uri(), False
 
 

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from .. import __version__
 from ..findings import CODES, Finding, InputError, RunResult, Severity
+from . import sorted_findings, with_fix_hint
 from .paths import artifact_uri, base_uri
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ def _known_codes(findings: list[Finding]) -> list[str]:
 
 def rule_descriptor(code: str) -> dict[str, Any]:
     """The ``reportingDescriptor`` for one code, with help from its rules/ page."""
-    from ..rule_pages import page_sections, read_page
+    from ..rule_pages import parse_sections, read_page
 
     info = CODES.get(code)
     title = info.title if info is not None else code
@@ -66,7 +67,7 @@ def rule_descriptor(code: str) -> dict[str, Any]:
     }
     try:
         page = read_page(code)
-        what = page_sections(code).get("What it does", "")
+        what = parse_sections(page).get("What it does", "")
     except (KeyError, FileNotFoundError):
         logger.debug("no rules/ page for %s", code)
         return descriptor
@@ -94,14 +95,11 @@ def _result(item: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     location: dict[str, Any] = {"physicalLocation": physical}
     if item.line is not None:
         physical["region"] = {"startLine": item.line, "startColumn": item.column or 1}
-    message = item.message
-    if item.fixable and "--fix" not in message:
-        message += " (fixable with wnaudit --fix)"
     result: dict[str, Any] = {
         "ruleId": item.code,
         "ruleIndex": rule_index[item.code],
         "level": _level(item.severity),
-        "message": {"text": message},
+        "message": {"text": with_fix_hint(item, item.message)},
         "locations": [location],
         "properties": {"fixable": item.fixable},
     }
@@ -126,7 +124,7 @@ def _notification(error: InputError) -> dict[str, Any]:
 
 def sarif_log(result: RunResult) -> dict[str, Any]:
     """The whole SARIF log for one wnaudit run, as a JSON-ready dict."""
-    findings = sorted(result.findings, key=lambda f: f.sort_key())
+    findings = sorted_findings(result)
     codes = _known_codes(findings)
     rule_index = {code: index for index, code in enumerate(codes)}
     invocation: dict[str, Any] = {"executionSuccessful": not result.errors}

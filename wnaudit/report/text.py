@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import TextIO
 
 import click
 
-from ..findings import CODES, Finding, RunResult, Severity
+from ..findings import Finding, RunResult, Severity
+from . import code_statistics, sorted_findings
 
 
 def location(finding: Finding) -> str:
@@ -24,7 +24,7 @@ def _style(text: str, color: bool, **style: object) -> str:
 
 
 def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
-    findings = sorted(result.findings, key=lambda f: f.sort_key())
+    findings = sorted_findings(result)
     for diff in result.diffs:
         stream.write(diff if diff.endswith("\n") else diff + "\n")
     for item in findings:
@@ -34,10 +34,7 @@ def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: boo
             f"{_style(location(item), color, bold=True)} {_style(item.code, color, fg=code_color, bold=True)}{fix_mark} {item.message}\n"
         )
     if statistics:
-        counts = Counter(f.code for f in findings)
-        for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-            fixable = sum(1 for f in findings if f.code == code and f.fixable)
-            title = CODES[code].title if code in CODES else ""
+        for code, count, fixable, title in code_statistics(findings):
             stream.write(f"{count:>5}\t{code}\t{'[*] ' if fixable else ''}{title}\n")
     if quiet:
         return
