@@ -229,7 +229,6 @@ def _fold_weight_norm(group: StoredGroup, tensors: Mapping[str, Any]) -> Any:
         raise StoredStateError(group.key("g"), f"g is on {g.device} but v is on {v.device}")
     if len(dims) == 1:
         return torch._weight_norm(v, g, dims[0])
-    # v has several size-1 dims (e.g. a Conv1d(1, 1, k)): g fits each of them.
     # Several size-1 dims of v (e.g. a Conv1d(1, 1, k)): g fits each of them.
     # torch computes them with different kernels whose last bits can differ,
     # so a guess could differ from the module: fold only if all agree.
@@ -291,12 +290,13 @@ def _power_iteration_residual(weight: Any, u: Any, v: Any, dim: int) -> float:
 def _fold_legacy_spectral_norm(group: StoredGroup, tensors: Mapping[str, Any]) -> Any:
     """Run torch's own ``SpectralNorm.compute_weight`` without a power iteration (eval mode)."""
     from . import _torch
-    from .catalogue import SPECTRAL_NORM_LEGACY
+    from .catalogue import LEGACY_SPECTRAL_NORM_SUFFIXES, SPECTRAL_NORM_LEGACY
 
     hook_class = _torch.implementation(SPECTRAL_NORM_LEGACY)
     weight, u, v = (tensors[group.key(role)] for role in ("orig", "u", "v"))
     name = "weight"
-    holder = SimpleNamespace(**{f"{name}_orig": weight, f"{name}_u": u, f"{name}_v": v})
+    # The hook reads NAME_orig, NAME_u, NAME_v off the module it is given.
+    holder = SimpleNamespace(**{name + suffix: t for suffix, t in zip(LEGACY_SPECTRAL_NORM_SUFFIXES, (weight, u, v))})
 
     def compute(dim: int) -> Any:
         hook = hook_class(name=name, n_power_iterations=1, dim=dim, eps=_SPECTRAL_EPS)
@@ -308,13 +308,14 @@ def _fold_legacy_spectral_norm(group: StoredGroup, tensors: Mapping[str, Any]) -
 def _fold_modern_spectral_norm(group: StoredGroup, tensors: Mapping[str, Any]) -> Any:
     """Run torch's own ``_SpectralNorm.forward`` in eval mode on the stored state."""
     from . import _torch
-    from .catalogue import SPECTRAL_NORM_MODERN
+    from .catalogue import MODERN_SPECTRAL_NORM_BUFFERS, SPECTRAL_NORM_MODERN
 
     parametrization = _torch.implementation(SPECTRAL_NORM_MODERN)
     weight, u, v = (tensors[group.key(role)] for role in ("orig", "u", "v"))
+    buffers = dict(zip(MODERN_SPECTRAL_NORM_BUFFERS, (u, v)))
 
     def compute(dim: int) -> Any:
-        state = SimpleNamespace(dim=dim, eps=_SPECTRAL_EPS, training=False, _u=u, _v=v)
+        state = SimpleNamespace(dim=dim, eps=_SPECTRAL_EPS, training=False, **buffers)
         state._reshape_weight_to_matrix = lambda w: parametrization._reshape_weight_to_matrix(state, w)
         return parametrization.forward(state, weight)
 

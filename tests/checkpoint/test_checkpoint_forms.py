@@ -197,24 +197,38 @@ def test_torchscript_is_reported_clearly_or_audited_with_trust(tmp_path, capsys)
     assert status == 2 and "not supported" in report["errors"][0]["message"]
 
 
-@pytest.mark.parametrize("suffix", ["safetensors", "pt"])
-def test_audit_of_safetensors_and_torch_zip_does_not_import_torch(tmp_path, suffix):
+def _audit_in_fresh_process(path: Path) -> str:
+    """``wnaudit PATH -q`` in a new interpreter: "TORCH STATUS" or "NO-TORCH STATUS"."""
     import subprocess
     import sys
 
-    path = tmp_path / f"model.{suffix}"
-    if suffix == "safetensors":
-        save_file(_contiguous(vocoder_state("modern")), path)
-    else:
-        optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=0.1, momentum=0.9)
-        torch.save({"generator": vocoder_state("legacy"), "optim": optimizer.state_dict(), "step": 3}, path)
     code = (
         "import sys\nfrom wnaudit.cli import run\nstatus = run([sys.argv[1], '-q'])\n"
         "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', status)"
     )
     environment = {**os.environ, "PYTHONWARNINGS": "ignore"}
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=False, env=environment)
-    assert done.stdout.strip().splitlines()[-1] == "NO-TORCH 1", done.stdout + done.stderr
+    assert done.stdout.strip(), done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("suffix", ["safetensors", "pt"])
+def test_audit_of_safetensors_and_torch_zip_does_not_import_torch(tmp_path, suffix):
+    path = tmp_path / f"model.{suffix}"
+    if suffix == "safetensors":
+        save_file(_contiguous(vocoder_state("modern")), path)
+    else:
+        optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(2))], lr=0.1, momentum=0.9)
+        torch.save({"generator": vocoder_state("legacy"), "optim": optimizer.state_dict(), "step": 3}, path)
+    assert _audit_in_fresh_process(path) == "NO-TORCH 1"
+
+
+def test_untrusted_torchscript_is_refused_without_importing_torch(tmp_path):
+    path = tmp_path / "scripted.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.trace(LegacyNet().conv, torch.randn(1, 2, 8)).save(str(path))
+    assert _audit_in_fresh_process(path) == "NO-TORCH 2"
 
 
 @pytest.mark.parametrize("spelling", ["modern", "legacy"])

@@ -16,7 +16,7 @@ from .._torch import TorchMissingError
 from ..findings import InputError, RunResult
 from ..options import RunOptions
 from .errors import CheckpointError
-from .sniff import Format, UnrecognisedFormat, detect_format
+from .sniff import Format, UnrecognisedFormat, detect_format, is_index_name
 
 logger = logging.getLogger(__name__)
 
@@ -28,30 +28,22 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
     paths = [Path(p) for p in paths]
     covered: set[Path] = set()
     for path in paths:
-        if _is_index_name(path):
+        if is_index_name(path):
             covered |= covered_shards(path)
     result = RunResult()
     for path in paths:
-        if not _is_index_name(path) and Path(os.path.realpath(path)) in covered:
+        if not is_index_name(path) and Path(os.path.realpath(path)) in covered:
             logger.debug("%s: audited through its shard index", path)
             continue
         result.extend(audit_one(path, options))
     return result
 
 
-def _is_index_name(path: Path) -> bool:
-    from .sniff import INDEX_SUFFIX
-
-    return path.name.lower().endswith(INDEX_SUFFIX)
-
-
 def audit_one(path: Path, options: RunOptions) -> RunResult:
     """Audit one input; every failure becomes one InputError for it."""
     try:
         return _dispatch(path, options)
-    except CheckpointError as error:
-        problem = str(error)
-    except UnrecognisedFormat as error:
+    except (CheckpointError, UnrecognisedFormat, TorchMissingError) as error:
         problem = str(error)
     except PermissionError:
         problem = "permission denied: cannot read the file" if not options.fix else "permission denied: cannot read or replace the file"
@@ -61,12 +53,9 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
         problem = "no such file or directory"
     except OSError as error:
         problem = f"cannot read or write: {error.strerror or error}"
-    except TorchMissingError as error:
-        problem = str(error)
     except ImportError as error:  # torch or safetensors missing: say what to install
         missing = error.name or "a dependency"
         problem = f'{missing} is not installed; this checkpoint needs it: pip install "wnaudit[torch]"'
-
     except MemoryError:
         problem = "out of memory while loading"
     except Exception as error:  # a reader bug or an unforeseen corruption: still one line

@@ -60,11 +60,8 @@ def nothing_to_fold(path: Path, result: RunResult, options: RunOptions) -> RunRe
     """``--fix -o OUT`` on a clean file still produces OUT (a byte copy), so pipelines can rely on it."""
     if options.fix and options.output is not None:
         with open(path, "rb") as source, atomic_writer(options.output) as handle:
-            shutil.copyfileobj(source, handle, _COPY_CHUNK)
+            shutil.copyfileobj(source, handle, safetensors_io.COPY_CHUNK)
     return result
-
-
-_COPY_CHUNK = 16 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------

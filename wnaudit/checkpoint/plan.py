@@ -64,13 +64,11 @@ def plan_table(
     for orphan in orphans:
         error = orphan_error(orphan)
         plan.problems.append(f"{qualify(error.key)}: {error.problem}")
-    foldable = [g for g in groups if g.spelling.checkpoint_code is not None and g.spelling.kind is not Kind.OTHER]
-    for clash in key_clashes(foldable, keys):
+    reported = [g for g in groups if g.spelling.checkpoint_code is not None and g.spelling.kind is not Kind.OTHER]
+    for clash in key_clashes(reported, keys):
         plan.problems.append(f"{qualify(clash.key)}: {clash.problem}")
-    for group in groups:
+    for group in reported:
         code = group.spelling.checkpoint_code
-        if code is None or group.spelling.kind is Kind.OTHER:
-            continue
         try:
             check_group_shapes(group, shapes)
         except StoredStateError as error:

@@ -28,7 +28,8 @@ DTYPE_SIZES = {
     "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1,
     "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U64": 8, "U32": 4, "U16": 2, "U8": 1, "BOOL": 1,
 }
-_COPY_CHUNK = 16 * 1024 * 1024
+#: Bytes copied per read when streaming untouched data.
+COPY_CHUNK = 16 * 1024 * 1024
 _HEADER_ALIGNMENT = 8
 
 
@@ -231,7 +232,7 @@ def rewrite(
         source.seek(header.data_start + data.begin)
         remaining = size
         while remaining:
-            chunk = source.read(min(_COPY_CHUNK, remaining))
+            chunk = source.read(min(COPY_CHUNK, remaining))
             if not chunk:
                 raise CheckpointError("file shrank while being rewritten")
             target.write(chunk)

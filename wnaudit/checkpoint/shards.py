@@ -97,7 +97,7 @@ def covered_shards(index_path: Path) -> set[Path]:
         return set()
 
 
-def _open_shard(index_path: Path, name: str, options: RunOptions) -> Shard:
+def _open_shard(index_path: Path, name: str) -> Shard:
     path = shard_path(index_path, name)
     try:
         fmt = detect_format(path)
@@ -125,7 +125,7 @@ def audit_index(path: Path, options: RunOptions) -> RunResult:
     index = read_index(path)
     if options.fix and options.output is not None:
         raise CheckpointError("-o/--output is not supported for a sharded checkpoint; fix it in place (or copy the directory first)")
-    shards = {name: _open_shard(path, name, options) for name in dict.fromkeys(index.weight_map.values())}
+    shards = {name: _open_shard(path, name) for name in dict.fromkeys(index.weight_map.values())}
     shapes: dict[str, tuple[int, ...]] = {}
     for key, name in index.weight_map.items():
         shard_shapes = shards[name].shapes()
@@ -157,7 +157,6 @@ def _fix(index: ShardIndex, shards: dict[str, Shard], planned: list[Any], option
             tensors.update({k: shard.state[k] for k in keys})
     folded = fold_checked(tensors, planned)
     edits: dict[str, TableEdit] = {}
-    replacements: dict[str, dict[str, safetensors_io.Replacement]] = {}
     size_change = 0
     for item in planned:
         group = item.group
@@ -169,17 +168,19 @@ def _fix(index: ShardIndex, shards: dict[str, Shard], planned: list[Any], option
             edit = edits.setdefault(shard_name, TableEdit())
             if position == 0:
                 edit.replacements[key] = (group.folded_key, weight)
-                replacements.setdefault(shard_name, {})[key] = safetensors_io.Replacement.of(group.folded_key, weight)
             else:
                 edit.dropped.add(key)
     for name, edit in edits.items():
-        _write_shard(shards[name], edit, replacements.get(name, {}), options)
+        _write_shard(shards[name], edit, options)
     _write_index(index, planned, size_change)
 
 
-def _write_shard(shard: Shard, edit: TableEdit, replacements: dict[str, safetensors_io.Replacement], options: RunOptions) -> None:
+def _write_shard(shard: Shard, edit: TableEdit, options: RunOptions) -> None:
     with progress_bar(f"folding {shard.name}", shard.path.stat().st_size, options.progress) as update:
         if shard.header is not None:
+            replacements = {
+                key: safetensors_io.Replacement.of(new_key, weight) for key, (new_key, weight) in edit.replacements.items()
+            }
             with open(shard.path, "rb") as source, atomic_writer(shard.path) as handle:
                 if safetensors_io.read_header_from(source) != shard.header:
                     raise CheckpointError(f"shard {shard.name} changed while being fixed")

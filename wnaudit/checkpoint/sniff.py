@@ -12,6 +12,7 @@ import stat
 import struct
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".safetensors")
 INDEX_SUFFIX = ".index.json"
@@ -21,9 +22,13 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19"
 
 
+def is_index_name(path: Path) -> bool:
+    """A Hugging Face shard index (``*.index.json``), by name."""
+    return path.name.lower().endswith(INDEX_SUFFIX)
+
+
 def is_checkpoint_name(path: Path) -> bool:
-    name = path.name.lower()
-    return name.endswith(INDEX_SUFFIX) or path.suffix.lower() in CHECKPOINT_SUFFIXES
+    return is_index_name(path) or path.suffix.lower() in CHECKPOINT_SUFFIXES
 
 
 def is_regular_file(path: Path) -> bool:
@@ -86,12 +91,12 @@ def detect_format(path: Path) -> Format:
         raise UnrecognisedFormat("not a regular file (a FIFO, socket or device); not read")
     with open(path, "rb") as handle:
         head = handle.read(16)
-    if path.name.lower().endswith(INDEX_SUFFIX):
-        return Format.SHARD_INDEX
+        if is_index_name(path):
+            return Format.SHARD_INDEX
+        if head.startswith(_ZIP_MAGIC):
+            return _zip_kind(handle)  # the central directory, from the same open file
     if not head:
         raise UnrecognisedFormat("empty file (0 bytes)")
-    if head.startswith(_ZIP_MAGIC):
-        return _zip_kind(path)
     if head.startswith(_LEGACY_TORCH_MAGIC[:3]):
         return Format.TORCH_LEGACY
     if len(head) >= 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < MAX_SAFETENSORS_HEADER:
@@ -116,13 +121,13 @@ def _looks_like_text(head: bytes) -> bool:
 MAX_PICKLE_BYTES = 256 * 1024 * 1024
 
 
-def _zip_kind(path: Path) -> Format:
+def _zip_kind(handle: BinaryIO) -> Format:
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(handle) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
         raise UnrecognisedFormat(f"truncated or corrupt zip archive ({error})") from error
-    _check_zip_sizes(path, infos)
+    _check_zip_sizes(os.fstat(handle.fileno()).st_size, infos)
     names = [info.filename for info in infos]
     for name in names:
         _, _, member = name.partition("/")
@@ -133,13 +138,12 @@ def _zip_kind(path: Path) -> Format:
     return Format.TORCH_ZIP
 
 
-def _check_zip_sizes(path: Path, infos: list[zipfile.ZipInfo]) -> None:
+def _check_zip_sizes(archive_size: int, infos: list[zipfile.ZipInfo]) -> None:
     """Refuse members whose declared sizes the archive cannot hold, before anything reads them.
 
     torch stores tensor records uncompressed, so a record claiming more bytes
     than the file has is a lie that would make a reader allocate for it.
     """
-    archive_size = os.stat(path).st_size
     for info in infos:
         if info.header_offset + info.compress_size > archive_size:
             raise UnrecognisedFormat(

@@ -26,9 +26,9 @@ _GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
 
 def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
     """The object ``torch.save`` stored in ``path`` (tensors memory-mapped for zip archives)."""
-    torch = import_torch()
     if fmt is Format.TORCHSCRIPT:
         return _load_torchscript(path, trust_pickle=trust_pickle)
+    torch = import_torch()
     mmap = fmt is Format.TORCH_ZIP
     try:
         with warnings.catch_warnings():
