@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_getattr
-from .findings import Finding, InputError, Severity
+from .common.lazy import lazy_getattr
+from .common.findings import Finding, InputError, Severity
 
 __version__ = "0.1.0"
 
@@ -28,19 +28,19 @@ __all__ = [
 ]
 
 _LAZY = {
-    "fold_weight_norm": ("wnaudit.folding", "fold_weight_norm"),
-    "fold": ("wnaudit.folding", "fold"),
-    "FoldError": ("wnaudit.folding", "FoldError"),
-    "audit_module": ("wnaudit.inspect_module", "audit_module"),
-    "assert_folded": ("wnaudit.inspect_module", "assert_folded"),
-    "fold_state_dict": ("wnaudit.state_dict", "fold_state_dict"),
-    "load_unfolded_state_dict": ("wnaudit.state_dict", "load_unfolded_state_dict"),
+    "fold_weight_norm": ("wnaudit.core.module_fold", "fold_weight_norm"),
+    "fold": ("wnaudit.core.module_fold", "fold"),
+    "FoldError": ("wnaudit.core.module_fold", "FoldError"),
+    "audit_module": ("wnaudit.module.inspector", "audit_module"),
+    "assert_folded": ("wnaudit.module.inspector", "assert_folded"),
+    "fold_state_dict": ("wnaudit.core.state_dict_fold", "fold_state_dict"),
+    "load_unfolded_state_dict": ("wnaudit.core.state_dict_fold", "load_unfolded_state_dict"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .folding import FoldError, fold, fold_weight_norm
-    from .inspect_module import assert_folded, audit_module
-    from .state_dict import fold_state_dict, load_unfolded_state_dict
+    from .core.module_fold import FoldError, fold, fold_weight_norm
+    from .module.inspector import assert_folded, audit_module
+    from .core.state_dict_fold import fold_state_dict, load_unfolded_state_dict
 
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -13,7 +13,7 @@ import torch
 from click.testing import CliRunner
 
 from wnaudit.bench.loading import load_model
-from wnaudit.cli import main
+from wnaudit.cli.command import main
 from wnaudit.testing.vocoder import build_vocoder, example_input, expected_weight_norms
 
 FACTORY = "wnaudit.testing.vocoder:build_vocoder"

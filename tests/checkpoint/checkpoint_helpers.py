@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from wnaudit.cli import run
+from wnaudit.cli.command import run
 from wnaudit.testing.vocoder import build_vocoder, expected_weight_norms
 
 
@@ -84,7 +84,7 @@ def objects(report: dict[str, Any], code: str | None = None) -> list[str]:
 
 def folded_names(module: nn.Module | str) -> list[str]:
     """The folded weight names a module (or a vocoder spelling) would report, from its state dict."""
-    from wnaudit.catalogue import group_stored_keys
+    from wnaudit.core.stored_keys import group_stored_keys
 
     state = vocoder_state(module) if isinstance(module, str) else module.state_dict()
     groups, _ = group_stored_keys(list(state))

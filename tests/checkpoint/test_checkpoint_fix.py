@@ -15,7 +15,7 @@ from safetensors.torch import load_file, save_file
 
 from checkpoint_helpers import WEIGHT_NORMS, cli, cli_json, folded_copy, trained_discriminator, vocoder, vocoder_state
 from test_checkpoint_forms import LegacyNet, _write_sharded
-from wnaudit import atomic
+from wnaudit.common import atomic
 from wnaudit.testing.vocoder import example_input
 
 
@@ -198,7 +198,7 @@ def test_fix_to_output_of_a_clean_file_writes_a_copy(tmp_path, capsys):
 
 def test_progress_bar_on_stderr_only_when_asked(tmp_path, capsys, monkeypatch):
     from wnaudit.checkpoint import audit_checkpoints, progress
-    from wnaudit.options import RunOptions
+    from wnaudit.common.options import RunOptions
 
     monkeypatch.setattr(progress, "PROGRESS_THRESHOLD", 0)
     for name, show in (("quiet.safetensors", False), ("shown.safetensors", True)):

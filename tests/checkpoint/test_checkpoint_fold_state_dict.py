@@ -13,16 +13,8 @@ from torch import nn
 import wnaudit
 from wnaudit.testing.vocoder import example_input
 from checkpoint_helpers import WEIGHT_NORMS, folded_copy, trained_discriminator, vocoder, vocoder_state
-from wnaudit.state_dict import (
-    AmbiguousDimError,
-    OrphanKeyError,
-    ShapeMismatchError,
-    StoredStateError,
-    fold_state_dict,
-    load_unfolded_state_dict,
-    spectral_norm_dims,
-    weight_norm_dims,
-)
+from wnaudit.core.shapes import AmbiguousDimError, OrphanKeyError, ShapeMismatchError, StoredStateError, spectral_norm_dims, weight_norm_dims
+from wnaudit.core.state_dict_fold import fold_state_dict, load_unfolded_state_dict
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
@@ -212,7 +204,7 @@ def test_exported_from_the_package():
 
 
 def test_key_clashes_and_mixed_dtypes_are_refused():
-    from wnaudit.state_dict import KeyClashError
+    from wnaudit.core.shapes import KeyClashError
 
     with pytest.raises(KeyClashError, match="already stored"):
         fold_state_dict({"w.weight": torch.zeros(2, 3), "w.weight_g": torch.ones(2, 1), "w.weight_v": torch.ones(2, 3)})

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from checkpoint_helpers import cli_json
-from wnaudit.rule_pages import page_sections
+from wnaudit.report.rule_pages import page_sections
 
 CHECKPOINT_CODES = ["WN301", "WN302", "WN303"]
 

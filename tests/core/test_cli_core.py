@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from wnaudit.cli import main
+from wnaudit.cli.command import main
 
 
 def _invoke(*args: str):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from wnaudit.config import Config, ConfigError, load_config
-from wnaudit.discovery import discover
+from wnaudit.common.config import Config, ConfigError, load_config
+from wnaudit.cli.discovery import discover
 
 
 def _pyproject(directory: Path, body: str) -> Path:

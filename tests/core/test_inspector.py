@@ -52,5 +52,5 @@ def test_assert_folded_names_every_leftover():
 
 
 def test_importing_wnaudit_does_not_import_torch():
-    code = "import sys, wnaudit, wnaudit.catalogue, wnaudit.findings; assert 'torch' not in sys.modules, 'torch imported'"
+    code = "import sys, wnaudit, wnaudit.core.catalogue, wnaudit.common.findings; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)

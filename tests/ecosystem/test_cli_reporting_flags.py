@@ -12,7 +12,7 @@ import pytest
 from ecosystem_helpers import REPO_ROOT, WN101_LINE, run_wnaudit, write_buggy
 
 import wnaudit
-from wnaudit.rule_pages import page_codes, read_page
+from wnaudit.report.rule_pages import page_codes, read_page
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -99,7 +99,7 @@ def test_explain_prints_the_rule_page(spelling: str, tmp_path: Path):
 
 
 def test_explain_covers_every_page(capsys: pytest.CaptureFixture[str]):
-    from wnaudit.cli import run
+    from wnaudit.cli.command import run
 
     for code in page_codes():
         assert run(["--explain", code]) == 0

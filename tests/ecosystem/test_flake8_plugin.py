@@ -60,7 +60,7 @@ def test_clean_file_passes(tmp_path: Path):
 def test_plugin_never_imports_torch():
     code = (
         "import ast, sys\n"
-        "from wnaudit.flake8_plugin import WnauditFlake8\n"
+        "from wnaudit.source.flake8_plugin import WnauditFlake8\n"
         f"source = {BUGGY_WN101!r}\n"
         "lines = source.splitlines(keepends=True)\n"
         "found = list(WnauditFlake8(ast.parse(source), 'v.py', lines).run())\n"
@@ -72,7 +72,7 @@ def test_plugin_never_imports_torch():
 
 
 def test_plugin_yields_flake8_tuples_with_0_based_columns():
-    from wnaudit.flake8_plugin import WnauditFlake8
+    from wnaudit.source.flake8_plugin import WnauditFlake8
 
     lines = BUGGY_WN101.splitlines(keepends=True)
     [(line, column, text, kind)] = list(WnauditFlake8(ast.parse(BUGGY_WN101), "v.py", lines).run())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ecosystem_helpers import WN101_LINE, run_wnaudit, write_buggy
-from wnaudit.findings import Finding, InputError, RunResult, Severity
+from wnaudit.common.findings import Finding, InputError, RunResult, Severity
 from wnaudit.report.github import escape_data, escape_property, render
 
 #: ::level key=value,key=value::message, with nothing unescaped that would break parsing.

@@ -15,9 +15,10 @@ import jsonschema
 import pytest
 
 from ecosystem_helpers import DATA, WN101_LINE, run_wnaudit, write_buggy
-from wnaudit.findings import CODES, Finding, InputError, RunResult, Severity
+from wnaudit.report.codes import code_registry
+from wnaudit.common.findings import Finding, InputError, RunResult, Severity
 from wnaudit.report.sarif import render, sarif_log
-from wnaudit.rule_pages import read_page
+from wnaudit.report.rule_pages import read_page
 
 SCHEMA_PATH = DATA / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
@@ -158,7 +159,7 @@ def test_input_errors_are_tool_notifications_not_results():
 
 def test_rules_carry_help_from_the_rule_pages():
     rules = {rule["id"]: rule for rule in _log(MIXED)["runs"][0]["tool"]["driver"]["rules"]}
-    assert set(CODES) <= set(rules)
+    assert set(code_registry()) <= set(rules)
     for code in ("WN201", "WN205"):
         assert rules[code]["help"]["markdown"] == read_page(code)
         assert rules[code]["fullDescription"]["text"].startswith("Finds ")

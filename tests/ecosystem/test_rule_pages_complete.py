@@ -9,8 +9,8 @@ import warnings
 
 import pytest
 
-from wnaudit.findings import CODES
-from wnaudit.rule_pages import page_codes, page_sections, read_page
+from wnaudit.report.codes import code_registry
+from wnaudit.report.rule_pages import page_codes, page_sections, read_page
 
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]
 
@@ -18,7 +18,7 @@ SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix s
 def _register_all_codes() -> None:
     """Import every producer of findings so that all codes are registered."""
     import wnaudit.checkpoint  # noqa: F401
-    import wnaudit.inspect_module  # noqa: F401
+    import wnaudit.module.inspector  # noqa: F401
     import wnaudit.source  # noqa: F401
 
 
@@ -30,7 +30,7 @@ def _python_block(section: str) -> str:
 
 def test_every_registered_code_has_a_page_and_every_page_a_code():
     _register_all_codes()
-    assert set(CODES) == set(page_codes())
+    assert set(code_registry()) == set(page_codes())
 
 
 @pytest.mark.parametrize("code", page_codes())

@@ -23,8 +23,8 @@ from typing import Any, Callable
 
 import pytest
 
-from wnaudit.atomic import TEMP_SUFFIX
-from wnaudit.cli import run
+from wnaudit.common.atomic import TEMP_SUFFIX
+from wnaudit.cli.command import run
 
 # --------------------------------------------------------------------------
 # Running the CLI in-process

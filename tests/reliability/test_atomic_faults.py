@@ -1,6 +1,6 @@
 """The atomic writer under faults: the target is the old file or the new one, whole.
 
-Every step of ``wnaudit.atomic.STEPS`` gets a fault; disk-full is simulated as a
+Every step of ``wnaudit.common.atomic.STEPS`` gets a fault; disk-full is simulated as a
 partial write followed by ENOSPC, as a failing fsync and with the kernel's own
 /dev/full; permissions, symlinks and a killed process are real.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from wnaudit import atomic
-from wnaudit.atomic import STEPS, TEMP_SUFFIX, AtomicWriteError, atomic_write_bytes, atomic_writer
+from wnaudit.common import atomic
+from wnaudit.common.atomic import STEPS, TEMP_SUFFIX, AtomicWriteError, atomic_write_bytes, atomic_writer
 
 from .helpers import (
     InjectedFault,
@@ -209,7 +209,7 @@ def test_symlink_with_fault_keeps_everything(tmp_path: Path, monkeypatch: pytest
 _WRITE_AS_USER = r"""
 import sys
 from pathlib import Path
-from wnaudit.atomic import AtomicWriteError, atomic_write_bytes
+from wnaudit.common.atomic import AtomicWriteError, atomic_write_bytes
 try:
     atomic_write_bytes(Path(sys.argv[1]), b"new")
 except AtomicWriteError as error:
@@ -243,7 +243,7 @@ def test_atomic_write_error_is_an_oserror() -> None:
 _KILLED_MID_WRITE = r"""
 import os, signal, sys
 from pathlib import Path
-from wnaudit import atomic
+from wnaudit.common import atomic
 
 def die(step):
     if step == sys.argv[2]:
@@ -267,8 +267,8 @@ def test_killed_mid_write_leaves_the_original(target: Path, step: str) -> None:
     (leftover,) = leftover_temps(target.parent)
     assert leftover.name.startswith(".") and leftover.name.endswith(TEMP_SUFFIX)
 
-    from wnaudit.config import Config
-    from wnaudit.discovery import discover
+    from wnaudit.common.config import Config
+    from wnaudit.cli.discovery import discover
 
     inputs = discover([target.parent], Config())
     assert inputs.checkpoints == [target] and inputs.sources == [] and inputs.errors == []

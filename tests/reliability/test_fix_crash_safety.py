@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from wnaudit import atomic
-from wnaudit.atomic import STEPS
+from wnaudit.common import atomic
+from wnaudit.common.atomic import STEPS
 
 from .helpers import (
     BUGGY_SOURCE,
@@ -48,7 +48,7 @@ def fixed_source(tmp_path_factory: pytest.TempPathFactory) -> str:
     """What a clean ``--fix`` writes for BUGGY_SOURCE: the only acceptable non-original content."""
     path = tmp_path_factory.mktemp("reference") / _NAMES["source"]
     path.write_text(BUGGY_SOURCE)
-    from wnaudit.cli import run
+    from wnaudit.cli.command import run
 
     assert run(["--fix", "-q", str(path)]) == 0
     text = path.read_text()
@@ -223,7 +223,7 @@ def test_symlinked_target_stays_a_link(
 _RACER = r"""
 import os, sys, time
 from pathlib import Path
-from wnaudit import atomic
+from wnaudit.common import atomic
 from wnaudit.cli import main
 
 barrier = Path(sys.argv[1])

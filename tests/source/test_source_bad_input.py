@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wnaudit.cli import run
-from wnaudit.options import RunOptions
+from wnaudit.cli.command import run
+from wnaudit.common.options import RunOptions
 from wnaudit.source import fix_source, lint_files, lint_source
 
 BUGGY = (

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wnaudit.cli import run
-from wnaudit.config import Config
-from wnaudit.options import RunOptions
+from wnaudit.cli.command import run
+from wnaudit.common.config import Config
+from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files, lint_source
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

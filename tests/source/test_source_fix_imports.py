@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wnaudit.options import RunOptions
+from wnaudit.common.options import RunOptions
 from wnaudit.source import fix_source, lint_files
 from source_helpers import write_package
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from wnaudit.options import RunOptions
+from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from wnaudit.options import RunOptions
+from wnaudit.common.options import RunOptions
 from wnaudit.source import fix_source, lint_files, lint_source
 from source_helpers import write_package
 
@@ -74,7 +74,7 @@ def test_wn103_fix_migrates_removals_in_other_files_of_the_run(tmp_path, monkeyp
 
 
 def test_wn103_fix_migrates_removals_even_when_wn101_is_ignored(tmp_path):
-    from wnaudit.config import Config
+    from wnaudit.common.config import Config
 
     target = tmp_path / "m.py"
     target.write_text(

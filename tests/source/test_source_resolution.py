@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wnaudit.options import RunOptions
+from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files, lint_source
 from source_helpers import write_package
 

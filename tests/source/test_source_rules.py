@@ -8,8 +8,9 @@ import warnings
 
 import pytest
 
-from wnaudit.findings import CODES
-from wnaudit.rule_pages import page_sections, page_title
+from wnaudit.common.findings import Applicability
+from wnaudit.report.codes import code_registry
+from wnaudit.report.rule_pages import page_sections, page_title
 from wnaudit.source import all_rules, fix_source, lint_source
 
 RULES = all_rules()
@@ -21,8 +22,9 @@ def codes(source: str, path: str = "example.py") -> list[str]:
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
 def test_rule_is_registered_with_title_and_fix_safety(rule):
-    assert CODES[rule.code].title == rule.title
-    assert rule.fix_safety in ("safe", "needs review")
+    assert code_registry()[rule.code].title == rule.title
+    assert code_registry()[rule.code].applicability is rule.applicability
+    assert isinstance(rule.applicability, Applicability)
     assert rule.VALID and rule.INVALID
 
 
@@ -56,7 +58,7 @@ def test_rule_page_has_ruff_shape(rule):
     assert page_title(rule.code) == f"{rule.code}: {rule.title}"
     sections = page_sections(rule.code)
     assert list(sections) == ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]
-    assert sections["Fix safety"].lower().startswith(rule.fix_safety)
+    assert sections["Fix safety"].lower().startswith(rule.applicability.value)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

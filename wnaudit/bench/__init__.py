@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_getattr
+from ..common.lazy import lazy_getattr
 from .errors import BenchError
 from .result import BenchResult, Settings
 from .stats import Interval, PairedSummary, Verdict

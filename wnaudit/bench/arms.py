@@ -19,10 +19,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .. import _torch
-from ..catalogue import Kind
-from ..folding import fold_weight_norm
-from ..live import find_reparametrizations
+from ..core import torch_api
+from ..core.catalogue import Kind
+from ..core.module_fold import fold_weight_norm
+from ..core.live import find_reparametrizations
 from .errors import BenchError
 
 logger = logging.getLogger("wnaudit.bench")
@@ -52,7 +52,7 @@ def _own_generated_classes(original: Any, duplicate: Any) -> int:
     properties look the parametrization up on ``self``), so the duplicate
     behaves as before; folding it then edits only its own class.
     """
-    parametrize = _torch.parametrize_module()
+    parametrize = torch_api.parametrize_module()
     originals = dict(original.named_modules(remove_duplicate=False))
     detached = 0
     for name, module in duplicate.named_modules(remove_duplicate=False):
@@ -77,7 +77,7 @@ def independent_copy(module: Any) -> Any:
 
 def rebuilt_copy(module: Any, rebuild: Rebuild, *, device: Any = None, dtype: Any = None) -> Any:
     """Rebuild the model, move it like ``module`` was moved, and load ``module``'s exact state (strict)."""
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     duplicate = rebuild()
     duplicate.to(device=device, dtype=dtype)
     with torch.no_grad():

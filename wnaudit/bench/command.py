@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..logs import configure_cli_logging
+from ..cli.logs import configure_cli_logging
 from .errors import BenchError
 
 logger = logging.getLogger("wnaudit.bench")
@@ -110,7 +110,7 @@ class BenchRequest:
 
 def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
     """Load, build the input and measure; every expected failure becomes a BenchError."""
-    from .._torch import TorchMissingError, import_torch
+    from ..core.torch_api import TorchMissingError, import_torch
 
     try:
         torch = import_torch()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .. import _torch
+from ..core import torch_api
 from ..checkpoint.torch_io import TRUST_FLAG
 from .errors import BenchError
 
@@ -49,7 +49,7 @@ def load_model(
 
     def rebuild() -> Any:
         module = build()
-        torch = _torch.import_torch()
+        torch = torch_api.import_torch()
         if not isinstance(module, torch.nn.Module):
             raise BenchError(f"{spec}: built a {type(module).__name__}, not a torch.nn.Module")
         if state is not None:
@@ -101,7 +101,7 @@ def _import_file(path: Path) -> Any:
 
 
 def _pickle_loader(path: Path, trust_pickle: bool) -> Callable[[], Any]:
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     if not trust_pickle:
         try:
             content = torch.load(path, map_location="cpu", weights_only=True)
@@ -123,13 +123,13 @@ def _pickle_loader(path: Path, trust_pickle: bool) -> Callable[[], Any]:
 
 
 def _is_tensor_mapping(value: Any) -> bool:
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     return isinstance(value, Mapping) and bool(value) and all(isinstance(v, torch.Tensor) for v in value.values())
 
 
 def _read_checkpoint(path: Path, key: str | None) -> Mapping[str, Any]:
     """The state dict in ``path`` (torch zip/pickle with weights_only, or safetensors)."""
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     try:
         if path.suffix == ".safetensors":
             from safetensors.torch import load_file

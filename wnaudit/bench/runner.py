@@ -17,7 +17,7 @@ import math
 import time
 from typing import Any, Callable, Iterator, Sequence
 
-from .. import _torch
+from ..core import torch_api
 from .arms import Rebuild, build_arms, count_live_weight_norms
 from .errors import BenchError
 from .result import BenchResult, Settings
@@ -59,7 +59,7 @@ def measure(
         raise BenchError(f"iterations must be at least 2, got {iterations}")
     if warmup < 0:
         raise BenchError(f"warmup must not be negative, got {warmup}")
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     device = torch.device(device)
     dtype = _resolve_dtype(torch, dtype)
     with _threads(torch, threads):
@@ -152,7 +152,7 @@ def _prepare_inputs(torch: Any, example_input: Any, device: Any, dtype: Any) -> 
 
 def _tensors(output: Any) -> list[Any]:
     """Every tensor in a model output: a tensor, nested tuples/lists, or a mapping."""
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     if isinstance(output, torch.Tensor):
         return [output]
     if isinstance(output, dict):

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from .._torch import TorchMissingError
-from ..findings import InputError, RunResult
-from ..options import RunOptions
+from ..core.torch_api import TorchMissingError
+from ..common.findings import InputError, RunResult
+from ..common.options import RunOptions
 from .errors import CheckpointError
 from .sniff import Format, UnrecognisedFormat, detect_format, is_index_name
 

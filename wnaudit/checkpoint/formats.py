@@ -1,8 +1,8 @@
 """Audit and fix one checkpoint file of each single-file format.
 
-Each handler returns a :class:`~wnaudit.findings.RunResult` for its file and
+Each handler returns a :class:`~wnaudit.common.findings.RunResult` for its file and
 raises :class:`CheckpointError` for a bad input; a fix is written only after
-every fold succeeded, through :func:`wnaudit.atomic.atomic_writer`.
+every fold succeeded, through :func:`wnaudit.common.atomic.atomic_writer`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import shutil
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..atomic import atomic_writer
-from ..catalogue import Kind
-from ..findings import RunResult
-from ..options import RunOptions
-from ..state_dict import StoredStateError, fold_groups
+from ..common.atomic import atomic_writer
+from ..core.catalogue import Kind
+from ..common.findings import RunResult
+from ..common.options import RunOptions
+from ..core.shapes import StoredStateError
+from ..core.state_dict_fold import fold_groups
 from . import safetensors_io
 from .errors import CheckpointError
 from .plan import Plan, Planned, plan_table
@@ -153,7 +154,7 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     modules = find_objects(obj, _is_module)
     result = finish(path, plan)
     for location, module in modules:
-        result.findings.extend(_audit_module(path, location, module))
+        result.findings.extend(_audit_module(path, location, module, options))
     folded_modules = _fold_modules(modules, options) if options.fix else []
     if not plan.to_fold and not folded_modules:
         return nothing_to_fold(path, result, options)
@@ -193,22 +194,22 @@ def _audit_zip_without_torch(path: Path, options: RunOptions) -> RunResult | Non
     return finish(path, plan)
 
 
-def _audit_module(path: Path, location: tuple[str, ...], module: Any) -> list[Any]:
+def _audit_module(path: Path, location: tuple[str, ...], module: Any, options: RunOptions) -> list[Any]:
     """WN2xx findings of a pickled module, named by the nesting prefix plus qualified names."""
     from dataclasses import replace
 
-    from ..inspect_module import audit_module
-
+    if options.module_auditor is None:
+        raise CheckpointError("holds a pickled module, and this run has no module auditor wired in")
     prefix = ".".join(location)
     return [
         replace(f, object=f"{prefix}.{f.object}" if prefix and f.object else f.object)
-        for f in audit_module(module, path=str(path))
+        for f in options.module_auditor(module, str(path))
     ]
 
 
 def _fold_modules(modules: list[tuple[tuple[str, ...], Any]], options: RunOptions) -> set[str]:
     """Fold pickled modules in place; returns the finding objects that are now folded."""
-    from ..folding import FoldError, fold
+    from ..core.module_fold import FoldError, fold
 
     done: set[str] = set()
     for location, module in modules:

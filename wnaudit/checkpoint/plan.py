@@ -8,10 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from ..catalogue import Kind, StoredGroup, group_stored_keys
-from ..findings import Finding, finding
-from ..options import RunOptions
-from ..state_dict import StoredStateError, check_group_shapes, key_clashes, orphan_error
+from ..core.catalogue import Kind
+from ..core.stored_keys import StoredGroup, group_stored_keys
+from ..common.findings import Finding, finding
+from .codes import BY_CODE
+from ..common.options import RunOptions
+from ..core.shapes import StoredStateError, check_group_shapes, key_clashes, orphan_error
 
 Shape = Sequence[int]
 
@@ -77,6 +79,6 @@ def plan_table(
         if not options.config.enabled(code, path):
             continue
         fixable = group.spelling.kind is Kind.WEIGHT_NORM or options.spectral
-        item = finding(path, code, _message(group, qualify, options), fixable=fixable, object=qualify(group.folded_key))
+        item = finding(BY_CODE[code], path, _message(group, qualify, options), fixable=fixable, object=qualify(group.folded_key))
         plan.items.append(Planned(group, item, fold=fixable and options.fix))
     return plan

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_write_bytes, atomic_writer
-from ..findings import RunResult
-from ..options import RunOptions
+from ..common.atomic import atomic_write_bytes, atomic_writer
+from ..common.findings import RunResult
+from ..common.options import RunOptions
 from . import safetensors_io
 from .errors import CheckpointError
 from .formats import finish, fold_checked, mark_fixed

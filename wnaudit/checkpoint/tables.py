@@ -13,7 +13,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
-from ..catalogue import StoredGroup
+from ..core.stored_keys import StoredGroup
 
 Path_ = tuple[str, ...]
 

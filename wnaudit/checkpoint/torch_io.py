@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .._torch import import_torch
+from ..core.torch_api import import_torch
 from .errors import CheckpointError
 from .sniff import Format
 

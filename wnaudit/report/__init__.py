@@ -1,4 +1,4 @@
-"""Report formats: each renders a :class:`~wnaudit.findings.RunResult` to a stream."""
+"""Report formats: each renders a :class:`~wnaudit.common.findings.RunResult` to a stream."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import importlib
 from collections import Counter
 from typing import Protocol, TextIO
 
-from ..findings import CODES, Finding, RunResult
+from ..common.findings import Finding, RunResult
+from .codes import code_info
 
 
 class Renderer(Protocol):
@@ -44,6 +45,11 @@ def code_statistics(findings: list[Finding]) -> list[tuple[str, int, int, str]]:
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fixable)
     return [
-        (code, count, fixable[code], CODES[code].title if code in CODES else "")
+        (code, count, fixable[code], _title(code))
         for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
+
+
+def _title(code: str) -> str:
+    info = code_info(code)
+    return info.title if info is not None else ""

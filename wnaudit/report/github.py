@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..findings import Finding, InputError, RunResult, Severity
+from ..common.findings import Finding, InputError, RunResult, Severity
 from . import code_statistics, sorted_findings, with_fix_hint
 from .paths import display_path
 

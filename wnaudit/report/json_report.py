@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from ..findings import RunResult
+from ..common.findings import RunResult
 from . import sorted_findings
 
 

@@ -20,8 +20,9 @@ import re
 from typing import Any, TextIO
 
 from .. import __version__
-from ..findings import CODES, Finding, InputError, RunResult, Severity
+from ..common.findings import Finding, InputError, RunResult, Severity
 from . import sorted_findings, with_fix_hint
+from .codes import code_info, code_registry
 from .paths import artifact_uri, base_uri
 
 logger = logging.getLogger(__name__)
@@ -45,18 +46,14 @@ def _pascal_name(title: str) -> str:
 
 def _known_codes(findings: list[Finding]) -> list[str]:
     """Every registered code, so a rule's help is there even before it first fires."""
-    try:  # registers the WN1xx codes; torch-free
-        import wnaudit.source  # noqa: F401
-    except ImportError as error:  # pragma: no cover - partial install
-        logger.debug("source rules unavailable for SARIF rule metadata: %s", error)
-    return sorted(set(CODES) | {f.code for f in findings})
+    return sorted(set(code_registry()) | {f.code for f in findings})
 
 
 def rule_descriptor(code: str) -> dict[str, Any]:
     """The ``reportingDescriptor`` for one code, with help from its rules/ page."""
-    from ..rule_pages import parse_sections, read_page
+    from .rule_pages import parse_sections, read_page
 
-    info = CODES.get(code)
+    info = code_info(code)
     title = info.title if info is not None else code
     descriptor: dict[str, Any] = {
         "id": code,

@@ -6,7 +6,7 @@ from typing import TextIO
 
 import click
 
-from ..findings import Finding, RunResult, Severity
+from ..common.findings import Finding, RunResult, Severity
 from . import code_statistics, sorted_findings
 
 

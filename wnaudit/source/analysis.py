@@ -13,7 +13,7 @@ import re
 import sys
 from typing import Iterator
 
-from .. import catalogue
+from ..core import catalogue
 from .model import Application, FileSummary, Removal, Site, Unit
 from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 

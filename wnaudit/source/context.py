@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from .. import catalogue
+from ..core import catalogue
 from .model import FileSummary
 
 

@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..atomic import atomic_write_bytes
-from ..config import Config
-from ..findings import Finding, InputError, RunResult, finding
-from ..options import RunOptions
+from ..common.atomic import atomic_write_bytes
+from ..common.config import Config
+from ..common.findings import Finding, InputError, RunResult, finding
+from ..common.options import RunOptions
 from .analysis import analyze
 from .context import Context
 from .fixer import FixError, apply_fixes
 from .model import FileSummary
 from .reading import SourceError, decode, may_have_findings
-from .rules import Candidate, candidates
+from .rules import BY_CODE, Candidate, candidates
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def _active(summary: FileSummary, found: Iterable[Candidate], config: Config) ->
 
 def _to_finding(path: str, candidate: Candidate) -> Finding:
     return finding(
-        path, candidate.code, candidate.message, fixable=candidate.fix is not None,
+        BY_CODE[candidate.code], path, candidate.message, fixable=candidate.fix is not None,
         line=candidate.site.line, column=candidate.site.column,
     )
 

@@ -16,7 +16,7 @@ import logging
 import re
 from typing import Iterable
 
-from .. import catalogue
+from ..core import catalogue
 from .analysis import deep_recursion
 from .model import FileSummary
 from .rules import (

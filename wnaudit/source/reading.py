@@ -10,7 +10,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from .. import catalogue
+from ..core import catalogue
 
 
 class SourceError(ValueError):

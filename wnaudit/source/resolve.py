@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from .. import catalogue
+from ..core import catalogue
 
 EMPTY: frozenset[str] = frozenset()
 #: Top-level packages of the catalogue's APIs ("torch"). An unbound use of one

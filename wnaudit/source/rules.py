@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Iterator
 
-from .. import catalogue
-from ..findings import Severity, register_code
+from ..core import catalogue
+from ..common.findings import Applicability, CodeInfo, Severity
 from .context import Context
 from .model import FileSummary, Site
 
@@ -50,8 +50,8 @@ class Rule:
     code: ClassVar[str]
     title: ClassVar[str]
     severity: ClassVar[Severity]
-    #: "safe" or "needs review"; the rule page says why.
-    fix_safety: ClassVar[str]
+    #: Whether ``--fix`` applies the rule's fix or only ``--unsafe-fixes`` does; the rule page says why.
+    applicability: ClassVar[Applicability]
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[str, ...]] = ()
 
@@ -59,8 +59,9 @@ class Rule:
         raise NotImplementedError
 
     @classmethod
-    def register(cls) -> None:
-        register_code(cls.code, cls.title, cls.severity)
+    def info(cls) -> CodeInfo:
+        """The rule's code declaration, as the registry and the findings carry it."""
+        return CodeInfo(cls.code, cls.title, cls.severity, cls.applicability)
 
 
 def _removal_fix(styles: frozenset[str], kind: str, star_args: bool) -> tuple[str, str]:
@@ -95,7 +96,7 @@ class LegacyRemoveWeightNorm(_LegacyRemovalRule):
     code = "WN101"
     title = "legacy remove_weight_norm on a module whose weight norm is (or may be) a parametrization"
     severity = Severity.ERROR
-    fix_safety = "safe"
+    applicability = Applicability.SAFE
     kind = WEIGHT_NORM
     applier = MODERN_WEIGHT_NORM
     VALID = (
@@ -125,7 +126,7 @@ class LegacyRemoveSpectralNorm(_LegacyRemovalRule):
     code = "WN102"
     title = "legacy remove_spectral_norm on a module whose spectral norm is (or may be) a parametrization"
     severity = Severity.ERROR
-    fix_safety = "safe"
+    applicability = Applicability.SAFE
     kind = SPECTRAL_NORM
     applier = MODERN_SPECTRAL_NORM
     VALID = (
@@ -142,7 +143,7 @@ class DeprecatedLegacyWeightNorm(Rule):
     code = "WN103"
     title = "deprecated legacy torch.nn.utils.weight_norm applied"
     severity = Severity.WARNING
-    fix_safety = "needs review"
+    applicability = Applicability.UNSAFE
     VALID = (
         "import torch\nconv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 2, 3))\n",
         "import torch.nn as nn\nweight_norm = nn.utils.weight_norm\n"
@@ -169,7 +170,7 @@ class RemoveParametrizationsUnparametrized(Rule):
     code = "WN104"
     title = "remove_parametrizations(..., leave_parametrized=False) on a weight-normed tensor"
     severity = Severity.ERROR
-    fix_safety = "needs review"
+    applicability = Applicability.UNSAFE
     VALID = (
         "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n"
         "conv = weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
@@ -199,7 +200,7 @@ class RemoveParametrizationsNoName(Rule):
     code = "WN105"
     title = "remove_parametrizations called without the tensor name"
     severity = Severity.ERROR
-    fix_safety = "needs review"
+    applicability = Applicability.UNSAFE
     VALID = (
         "import torch\ndef strip(m):\n    torch.nn.utils.parametrize.remove_parametrizations(m, 'weight')\n",
     )
@@ -222,7 +223,7 @@ class SwallowedLegacyRemoval(Rule):
     code = "WN106"
     title = "legacy removal inside except ValueError with no modern fallback: silently folds nothing"
     severity = Severity.ERROR
-    fix_safety = "safe"
+    applicability = Applicability.SAFE
     VALID = (
         "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n\n"
         "def strip(model):\n    for m in model.modules():\n        try:\n"
@@ -258,7 +259,7 @@ class ModernRemoveOnLegacyNorm(Rule):
     code = "WN107"
     title = "remove_parametrizations on a module whose weight norm is the legacy hook"
     severity = Severity.ERROR
-    fix_safety = "safe"
+    applicability = Applicability.SAFE
     VALID = (
         "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n"
         "conv = weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
@@ -304,8 +305,9 @@ RULES: tuple[type[Rule], ...] = (
     ModernRemoveOnLegacyNorm,
 )
 
-for _rule in RULES:
-    _rule.register()
+#: The WN1xx code declarations, for the registry (``wnaudit.report.codes``).
+SOURCE_CODES: tuple[CodeInfo, ...] = tuple(rule.info() for rule in RULES)
+BY_CODE: dict[str, CodeInfo] = {info.code: info for info in SOURCE_CODES}
 
 
 def all_rules() -> list[type[Rule]]:

@@ -10,17 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from . import _torch
-from .catalogue import (
-    OTHER_PARAMETRIZATION,
-    PARAMETRIZATIONS_ATTR,
-    SPECTRAL_NORM_LEGACY,
-    SPECTRAL_NORM_MODERN,
-    WEIGHT_NORM_LEGACY,
-    WEIGHT_NORM_MODERN,
-    Kind,
-    Spelling,
-)
+from . import torch_api
+from .catalogue import OTHER_PARAMETRIZATION, PARAMETRIZATIONS_ATTR, SPECTRAL_NORM_LEGACY, SPECTRAL_NORM_MODERN, WEIGHT_NORM_LEGACY, WEIGHT_NORM_MODERN, Kind, Spelling
 
 
 @dataclass(frozen=True)
@@ -62,21 +53,21 @@ def _primary(chain: tuple[Spelling, ...]) -> Spelling:
 
 def _classify_parametrization(parametrization: Any) -> Spelling:
     for spelling in (WEIGHT_NORM_MODERN, SPECTRAL_NORM_MODERN):
-        if isinstance(parametrization, _torch.implementation(spelling)):
+        if isinstance(parametrization, torch_api.implementation(spelling)):
             return spelling
     return OTHER_PARAMETRIZATION
 
 
 def _legacy_hook_spelling(hook: Any) -> Spelling | None:
     for spelling in (WEIGHT_NORM_LEGACY, SPECTRAL_NORM_LEGACY):
-        if isinstance(hook, _torch.implementation(spelling)):
+        if isinstance(hook, torch_api.implementation(spelling)):
             return spelling
     return None
 
 
 def reparametrizations_of(owner: Any, owner_name: str = "") -> Iterator[LiveReparametrization]:
     """The live reparametrizations of one module (not its children), in a stable order."""
-    parametrize = _torch.parametrize_module()
+    parametrize = torch_api.parametrize_module()
     if parametrize.is_parametrized(owner):
         for tensor_name, plist in getattr(owner, PARAMETRIZATIONS_ATTR).items():
             chain = tuple(_classify_parametrization(p) for p in plist)

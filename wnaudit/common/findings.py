@@ -1,4 +1,4 @@
-"""Findings, input errors and the registry of finding codes.
+"""Findings, input errors and the declaration of a finding code.
 
 Torch-free: shared by the source lint, the module inspector and the checkpoint
 audit, and by every report format.
@@ -16,39 +16,32 @@ class Severity(str, enum.Enum):
     WARNING = "warning"
 
 
+class Applicability(str, enum.Enum):
+    """How far a fix can be trusted, as ruff classifies it.
+
+    ``SAFE`` fixes keep the program's meaning and are applied by ``--fix``;
+    ``UNSAFE`` ones ("needs review") may change behaviour and are applied only
+    with ``--unsafe-fixes``.  Each rule page's "Fix safety" section says which.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "needs review"
+
+
 @dataclass(frozen=True)
 class CodeInfo:
-    """What a finding code means; the long form lives in ``rules/WNxxx.md``."""
+    """What a finding code means; the long form lives in ``rules/WNxxx.md``.
+
+    Declared as data by the entrance that emits the code (its rules, or its
+    ``codes.py``); ``wnaudit.report.codes`` gathers every declaration into the
+    one registry the renderers read.  ``applicability`` is ``None`` for codes
+    that have no fix.
+    """
 
     code: str
     title: str
     severity: Severity
-
-
-#: Every finding code wnaudit can emit.  Each has a page in ``rules/``.
-CODES: dict[str, CodeInfo] = {}
-
-
-def register_code(code: str, title: str, severity: Severity) -> CodeInfo:
-    """Declare a finding code; a code is declared once, where its rule lives."""
-    info = CodeInfo(code, title, severity)
-    existing = CODES.get(code)
-    if existing is not None and existing != info:
-        raise ValueError(f"finding code {code} declared twice with different meanings")
-    CODES[code] = info
-    return info
-
-
-# Module (WN2xx) and checkpoint (WN3xx) codes are declared here because their
-# producers need torch; source codes (WN1xx) are declared by their rules.
-register_code("WN201", "weight norm (modern parametrization) live in a loaded module", Severity.WARNING)
-register_code("WN202", "weight norm (legacy forward-pre-hook) live in a loaded module", Severity.WARNING)
-register_code("WN203", "spectral norm live in a loaded module", Severity.WARNING)
-register_code("WN204", "other parametrization live in a loaded module", Severity.WARNING)
-register_code("WN205", "folded weight left as a plain or inference tensor", Severity.ERROR)
-register_code("WN301", "modern weight-norm keys stored unfolded in a checkpoint", Severity.WARNING)
-register_code("WN302", "legacy weight-norm keys stored unfolded in a checkpoint", Severity.WARNING)
-register_code("WN303", "spectral-norm keys stored unfolded in a checkpoint", Severity.WARNING)
+    applicability: Applicability | None = Applicability.SAFE
 
 
 @dataclass(frozen=True)
@@ -67,6 +60,8 @@ class Finding:
     line: int | None = None
     column: int | None = None
     object: str | None = None
+    #: How its fix may be applied (``None``: no fix); see :class:`Applicability`.
+    applicability: Applicability | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape fixed by the design contract."""
@@ -88,11 +83,12 @@ class Finding:
         return (self.path, self.line or 0, self.column or 0, self.object or "", self.code)
 
 
-def finding(path: str, code: str, message: str, *, fixable: bool, **where: Any) -> Finding:
-    """Build a finding whose severity comes from the code registry."""
-    info = CODES.get(code)
-    severity = info.severity if info is not None else Severity.WARNING
-    return Finding(path=path, code=code, message=message, fixable=fixable, severity=severity, **where)
+def finding(info: CodeInfo, path: str, message: str, *, fixable: bool, **where: Any) -> Finding:
+    """Build a finding whose code, severity and fix applicability come from its declaration."""
+    return Finding(
+        path=path, code=info.code, message=message, fixable=fixable, severity=info.severity,
+        applicability=info.applicability if fixable else None, **where,
+    )
 
 
 @dataclass(frozen=True)

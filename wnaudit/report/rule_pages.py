@@ -13,7 +13,7 @@ _CODE = re.compile(r"^WN\d{3}$")
 
 
 def rules_directory() -> Path:
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # wnaudit/
     for candidate in (package / "_rules", package.parent / "rules"):
         if candidate.is_dir():
             return candidate

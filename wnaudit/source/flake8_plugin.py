@@ -14,7 +14,7 @@ import ast
 import logging
 from typing import Iterator, Sequence
 
-from . import __version__
+from .. import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class WnauditFlake8:
         self.lines = lines
 
     def run(self) -> Iterator[Flake8Error]:
-        from .source import SourceError, lint_source  # here: flake8 loads plugins even when WN is not selected
+        from . import SourceError, lint_source  # here: flake8 loads plugins even when WN is not selected
 
         source = "".join(self.lines)
         try:

@@ -13,14 +13,14 @@ from typing import Sequence
 
 import click
 
-from . import __version__
-from .bench.command import bench
-from .config import ConfigError, load_config
+from .. import __version__
+from ..bench.command import bench
+from ..common.config import ConfigError, load_config
 from .discovery import discover
-from .findings import RunResult
+from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
-from .options import RunOptions
-from .report import FORMATS, renderer
+from ..common.options import RunOptions
+from ..report import FORMATS, renderer
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -132,16 +132,17 @@ def check(
         progress=fix and sys.stderr.isatty(),
         jobs=jobs,
         verbose=verbose,
+        module_auditor=_audit_module,
     )
     result = RunResult(errors=list(inputs.errors))
     if inputs.sources:
-        from .source import lint_files
+        from ..source import lint_files
 
         result.extend(lint_files(inputs.sources, options))
     if inputs.checkpoints:
         # Imports torch only when a checkpoint is actually read; without torch
         # each checkpoint gets an input error saying what to install.
-        from .checkpoint import audit_checkpoints
+        from ..checkpoint import audit_checkpoints
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
@@ -155,6 +156,13 @@ def check(
     ctx.exit(_exit_status(result, exit_zero))
 
 
+def _audit_module(module: object, path: str) -> list[Finding]:
+    """The module entrance, imported only when a checkpoint holds a pickled module (it needs torch)."""
+    from ..module import audit_module
+
+    return audit_module(module, path=path)
+
+
 def _exit_status(result: RunResult, exit_zero: bool) -> int:
     if result.errors:
         return EXIT_ERROR
@@ -164,7 +172,7 @@ def _exit_status(result: RunResult, exit_zero: bool) -> int:
 
 
 def _explain(code: str) -> int:
-    from .rule_pages import page_codes, read_page
+    from ..report.rule_pages import page_codes, read_page
 
     try:
         click.echo(read_page(code), nl=False)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from .config import Config
+from .findings import Finding
+
+#: Audits a loaded module (WN2xx); the checkpoint entrance calls it on full-module
+#: pickles.  The CLI wires in the module entrance, so no entrance imports another.
+ModuleAuditor = Callable[[Any, str], list[Finding]]
 
 
 @dataclass(frozen=True)
@@ -19,6 +25,7 @@ class RunOptions:
     the file). ``spectral``: also fold spectral norm in checkpoints.
     ``progress``: show a progress bar on stderr (the CLI sets it only on a TTY).
     ``jobs``: worker processes for the source lint (0: automatic).
+    ``module_auditor``: how the checkpoint entrance audits a pickled module.
     """
 
     config: Config = field(default_factory=Config)
@@ -30,3 +37,4 @@ class RunOptions:
     progress: bool = False
     jobs: int = 0
     verbose: bool = False
+    module_auditor: ModuleAuditor | None = None

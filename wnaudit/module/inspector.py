@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _torch
-from .catalogue import HALF_FOLDED_CODE, WEIGHT_LIKE_NAME, Kind
-from .findings import Finding, finding
-from .live import LiveReparametrization, find_reparametrizations
+from ..core import torch_api
+from ..core.catalogue import WEIGHT_LIKE_NAME, Kind
+from ..common.findings import Finding, finding
+from ..core.live import LiveReparametrization, find_reparametrizations
+from .codes import BY_CODE, HALF_FOLDED
 
 _FOLD_HINT = {
     Kind.WEIGHT_NORM: "wnaudit.fold_weight_norm(model)",
@@ -27,7 +28,7 @@ def _live_message(live: LiveReparametrization) -> str:
 
 
 def _module_label(module: Any) -> str:
-    parametrize = _torch.parametrize_module()
+    parametrize = torch_api.parametrize_module()
     return f"<{parametrize.type_before_parametrizations(module).__name__}>"
 
 
@@ -44,7 +45,7 @@ def audit_module(module: Any, *, path: str | None = None) -> list[Finding]:
     for live in find_reparametrizations(module):
         live_names.add((id(live.owner), live.tensor_name))
         findings.append(
-            finding(label, live.spelling.module_code, _live_message(live), fixable=True, object=live.qualified_name)
+            finding(BY_CODE[live.spelling.module_code], label, _live_message(live), fixable=True, object=live.qualified_name)
         )
     for owner_name, owner in module.named_modules():
         findings.extend(_half_folded(label, owner, owner_name, live_names))
@@ -52,21 +53,21 @@ def audit_module(module: Any, *, path: str | None = None) -> list[Finding]:
 
 
 def _is_torch_builtin(owner: Any) -> bool:
-    parametrize = _torch.parametrize_module()
+    parametrize = torch_api.parametrize_module()
     return parametrize.type_before_parametrizations(owner).__module__.startswith("torch.nn.")
 
 
 def _half_folded(label: str, owner: Any, owner_name: str, live_names: set[tuple[int, str]]) -> list[Finding]:
     """WN205: a weight that a fold (or a torch remover) left in the wrong form."""
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     found: list[Finding] = []
 
     def report(name: str, problem: str) -> None:
         qualified = f"{owner_name}.{name}" if owner_name else name
         found.append(
             finding(
+                HALF_FOLDED,
                 label,
-                HALF_FOLDED_CODE,
                 f"{qualified} is {problem}; it should be an nn.Parameter: "
                 "fold with wnaudit.fold_weight_norm(model), which keeps it one in any grad mode",
                 fixable=False,

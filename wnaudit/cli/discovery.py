@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .checkpoint.sniff import is_checkpoint_name, looks_like_checkpoint
-from .config import Config
-from .findings import InputError
+from ..checkpoint.sniff import is_checkpoint_name, looks_like_checkpoint
+from ..common.config import Config
+from ..common.findings import InputError
 
 SOURCE_SUFFIXES = (".py", ".pyi")
 

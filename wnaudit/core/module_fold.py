@@ -27,18 +27,8 @@ import contextlib
 import logging
 from typing import Any, Iterator
 
-from . import _torch
-from .catalogue import (
-    LEGACY_SPECTRAL_NORM_SUFFIXES,
-    LEGACY_WEIGHT_NORM_SUFFIXES,
-    ORIGINAL,
-    PARAMETRIZATIONS_ATTR,
-    SPECTRAL_NORM_LEGACY,
-    WEIGHT_NORM_COMPAT_HOOK,
-    WEIGHT_NORM_LEGACY,
-    Kind,
-    Style,
-)
+from . import torch_api
+from .catalogue import LEGACY_SPECTRAL_NORM_SUFFIXES, LEGACY_WEIGHT_NORM_SUFFIXES, ORIGINAL, PARAMETRIZATIONS_ATTR, SPECTRAL_NORM_LEGACY, WEIGHT_NORM_COMPAT_HOOK, WEIGHT_NORM_LEGACY, Kind, Style
 from .live import LiveReparametrization, find_reparametrizations
 
 logger = logging.getLogger("wnaudit.fold")
@@ -77,7 +67,7 @@ def fold(
     requested = {Kind.WEIGHT_NORM: weight_norm, Kind.SPECTRAL_NORM: spectral_norm, Kind.OTHER: other}
     wanted = {kind for kind, on in requested.items() if on}
     plan = _plan(module, wanted)
-    if any(live.spelling.style is Style.MODERN for live in plan) and _torch.parametrize_cache_active():
+    if any(live.spelling.style is Style.MODERN for live in plan) and torch_api.parametrize_cache_active():
         raise FoldError(
             "refusing to fold inside torch.nn.utils.parametrize.cached(): the cached value "
             "may be stale; fold outside the cached() block"
@@ -144,7 +134,7 @@ def _exact_computation() -> Iterator[None]:
     them out of any autograd graph; autocast is switched off so the kernel runs
     in the weights' own dtype, as the module's forward does.
     """
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     with contextlib.ExitStack() as stack:
         stack.enter_context(torch.inference_mode(False))
         stack.enter_context(torch.no_grad())
@@ -155,7 +145,7 @@ def _exact_computation() -> Iterator[None]:
 
 
 def _as_parameter(weight: Any, requires_grad: bool) -> Any:
-    torch = _torch.import_torch()
+    torch = torch_api.import_torch()
     if weight.is_inference():
         weight = weight.clone()
     return torch.nn.Parameter(weight.detach(), requires_grad=requires_grad)
@@ -199,7 +189,7 @@ def _fold_parametrization(live: LiveReparametrization) -> None:
         weight = plist()  # the same call the parametrized property makes
     parameter = _as_parameter(weight, requires_grad)
 
-    parametrize = _torch.parametrize_module()
+    parametrize = torch_api.parametrize_module()
     # register_parametrization injected a per-instance subclass with one
     # property per parametrized tensor: drop the property, the list, and the
     # subclass itself once nothing on the module is parametrized any more.
@@ -263,7 +253,7 @@ def _fold_legacy_spectral_norm(live: LiveReparametrization) -> None:
     owner._buffers.pop(u_name, None)
     owner._buffers.pop(v_name, None)
     _register_weight(owner, name, parameter)
-    state_hook_classes = _torch.spectral_norm_state_hook_classes()
+    state_hook_classes = torch_api.spectral_norm_state_hook_classes()
     for hooks in (owner._state_dict_hooks, owner._load_state_dict_pre_hooks):
         for key, wrapped in list(hooks.items()):
             hook_object = getattr(wrapped, "hook", wrapped)

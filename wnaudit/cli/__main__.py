@@ -1,0 +1,5 @@
+"""``python -m wnaudit.cli``: the same as the ``wnaudit`` console script."""
+
+from .command import main
+
+main()

@@ -1,0 +1,150 @@
+"""Which stored state-dict keys together hold one reparametrized tensor.
+
+Torch-free: the checkpoint audit runs it on key names alone (safetensors
+headers, the shape-only zip reader).  The key patterns themselves come from
+the catalogue; this module only applies them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .catalogue import (
+    LEGACY_SPECTRAL_NORM_SUFFIXES,
+    LEGACY_WEIGHT_NORM_SUFFIXES,
+    MODERN_SPECTRAL_NORM_BUFFERS,
+    ORIGINAL,
+    OTHER_PARAMETRIZATION,
+    PARAMETRIZATIONS_ATTR,
+    SPECTRAL_NORM_LEGACY,
+    SPECTRAL_NORM_MODERN,
+    WEIGHT_LIKE_NAME,
+    WEIGHT_NORM_G_INDEX,
+    WEIGHT_NORM_LEGACY,
+    WEIGHT_NORM_MODERN,
+    WEIGHT_NORM_V_INDEX,
+    Spelling,
+)
+
+
+@dataclass(frozen=True)
+class StoredGroup:
+    """The state-dict entries that together store one reparametrized tensor.
+
+    ``folded_key`` is the key the tensor has once folded; ``parts`` maps a role
+    (``g``, ``v``, ``orig``, ``u``) to the stored key.
+    """
+
+    spelling: Spelling
+    folded_key: str
+    parts: tuple[tuple[str, str], ...]
+
+    def key(self, role: str) -> str:
+        return dict(self.parts)[role]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(key for _, key in self.parts)
+
+
+@dataclass(frozen=True)
+class OrphanKey:
+    """A key that looks like half of a stored pair whose other half is missing."""
+
+    key: str
+    spelling: Spelling
+    missing: tuple[str, ...]
+
+
+_MODERN_KEY = re.compile(
+    r"^(?P<prefix>(?:.*\.)?)" + PARAMETRIZATIONS_ATTR + r"\.(?P<name>[^.]+)\.(?P<rest>.+)$"
+)
+
+
+def _split_modern(key: str) -> tuple[str, str, str] | None:
+    match = _MODERN_KEY.match(key)
+    if match is None:
+        return None
+    return match.group("prefix"), match.group("name"), match.group("rest")
+
+
+def group_stored_keys(keys: "list[str] | tuple[str, ...] | set[str]") -> tuple[list[StoredGroup], list[OrphanKey]]:
+    """Find every reparametrized tensor stored in a state dict, from its key names alone.
+
+    Legacy ``NAME_v`` is shared by weight norm and spectral norm: a ``NAME_orig``
+    sibling makes it spectral norm, a ``NAME_g`` sibling weight norm.  The result
+    is in the order the keys first appear, so reports are stable.
+    """
+    ordered = list(dict.fromkeys(keys))
+    present = set(ordered)
+    groups: list[StoredGroup] = []
+    orphans: list[OrphanKey] = []
+    claimed: set[str] = set()
+
+    def add(group: StoredGroup) -> None:
+        groups.append(group)
+        claimed.update(group.keys)
+
+    for key in ordered:
+        if key in claimed:
+            continue
+        modern = _split_modern(key)
+        if modern is not None:
+            prefix, name, rest = modern
+            base = f"{prefix}{PARAMETRIZATIONS_ATTR}.{name}"
+            folded = f"{prefix}{name}"
+            g_key = f"{base}.{ORIGINAL}{WEIGHT_NORM_G_INDEX}"
+            v_key = f"{base}.{ORIGINAL}{WEIGHT_NORM_V_INDEX}"
+            orig_key = f"{base}.{ORIGINAL}"
+            u_key, sv_key = (f"{base}.0.{buf}" for buf in MODERN_SPECTRAL_NORM_BUFFERS)
+            if rest in (f"{ORIGINAL}{WEIGHT_NORM_G_INDEX}", f"{ORIGINAL}{WEIGHT_NORM_V_INDEX}"):
+                if g_key in present and v_key in present:
+                    add(StoredGroup(WEIGHT_NORM_MODERN, folded, (("g", g_key), ("v", v_key))))
+                else:
+                    missing = tuple(k for k in (g_key, v_key) if k not in present)
+                    orphans.append(OrphanKey(key, WEIGHT_NORM_MODERN, missing))
+                    claimed.add(key)
+            elif rest in (ORIGINAL, f"0.{MODERN_SPECTRAL_NORM_BUFFERS[0]}", f"0.{MODERN_SPECTRAL_NORM_BUFFERS[1]}"):
+                if orig_key in present and u_key in present and sv_key in present:
+                    add(
+                        StoredGroup(
+                            SPECTRAL_NORM_MODERN,
+                            folded,
+                            (("orig", orig_key), ("u", u_key), ("v", sv_key)),
+                        )
+                    )
+                elif rest == ORIGINAL and u_key not in present and sv_key not in present:
+                    add(StoredGroup(OTHER_PARAMETRIZATION, folded, (("orig", orig_key),)))
+                else:
+                    missing = tuple(k for k in (orig_key, u_key, sv_key) if k not in present)
+                    orphans.append(OrphanKey(key, SPECTRAL_NORM_MODERN, missing))
+                    claimed.add(key)
+            continue
+        for suffix in ("_g", "_v", "_orig", "_u"):
+            if not key.endswith(suffix):
+                continue
+            folded = key[: -len(suffix)]
+            if not folded or folded.endswith("."):
+                continue
+            wn = {role: folded + sfx for role, sfx in zip(("g", "v"), LEGACY_WEIGHT_NORM_SUFFIXES)}
+            sn = {role: folded + sfx for role, sfx in zip(("orig", "u", "v"), LEGACY_SPECTRAL_NORM_SUFFIXES)}
+            if wn["g"] in present and wn["v"] in present and sn["orig"] not in present:
+                add(StoredGroup(WEIGHT_NORM_LEGACY, folded, tuple(wn.items())))
+            elif all(k in present for k in sn.values()):
+                add(StoredGroup(SPECTRAL_NORM_LEGACY, folded, tuple(sn.items())))
+            elif not WEIGHT_LIKE_NAME.match(folded.rpartition(".")[2]):
+                # Orphan detection only for weight-like names: "gain_g" alone
+                # is somebody's ordinary tensor, "conv.weight_g" alone is not.
+                pass
+            elif suffix == "_g" and folded + "_v" not in present:
+                orphans.append(OrphanKey(key, WEIGHT_NORM_LEGACY, (folded + "_v",)))
+                claimed.add(key)
+            elif suffix == "_orig":
+                missing = tuple(k for k in sn.values() if k not in present)
+                orphans.append(OrphanKey(key, SPECTRAL_NORM_LEGACY, missing))
+                claimed.add(key)
+            # A lone NAME_v or NAME_u is an ordinary tensor name far too often
+            # (attention "v" projections, "_u" buffers) to call it an orphan.
+            break
+    return groups, orphans
