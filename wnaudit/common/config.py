@@ -51,6 +51,13 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None
+    #: ``src``: directories imports resolve from (relative to the root); empty: the root itself.
+    src: tuple[str, ...] = ()
+
+    @property
+    def source_roots(self) -> tuple[Path, ...]:
+        """Where absolute imports resolve (besides each file's own package root), as ruff's ``src``."""
+        return tuple(Path(self.root) / entry for entry in self.src) if self.src else (Path(self.root),)
 
     def enabled(self, code: str, path: str | Path | None = None) -> bool:
         """Is ``code`` reported for ``path``? The longest matching prefix wins, as in ruff."""
@@ -119,6 +126,7 @@ class Config:
             per_file_ignores=self.per_file_ignores,
             root=self.root,
             source=self.source,
+            src=self.src,
         )
 
 
@@ -175,7 +183,7 @@ def load_config(inputs: Sequence[Path], explicit: Path | None = None) -> Config:
     table = data.get("tool", {}).get("wnaudit", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.wnaudit] must be a table")
-    known = {"select", "ignore", "exclude", "per-file-ignores", "extend-exclude"}
+    known = {"select", "ignore", "exclude", "per-file-ignores", "extend-exclude", "src"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ConfigError(f"{pyproject}: unknown [tool.wnaudit] key(s): {', '.join(unknown)}")
@@ -185,6 +193,9 @@ def load_config(inputs: Sequence[Path], explicit: Path | None = None) -> Config:
     exclude = table.get("exclude", []) + table.get("extend-exclude", [])
     if not all(isinstance(e, str) for e in exclude):
         raise ConfigError(f"{pyproject}: exclude must be a list of glob patterns")
+    src = table.get("src", [])
+    if not isinstance(src, list) or not all(isinstance(entry, str) for entry in src):
+        raise ConfigError(f"{pyproject}: src must be a list of directories (relative to the pyproject.toml)")
     logger.debug("configuration from %s", pyproject)
     return Config(
         select=_codes(table["select"], f"{pyproject}: select") if "select" in table else ("WN",),
@@ -193,4 +204,5 @@ def load_config(inputs: Sequence[Path], explicit: Path | None = None) -> Config:
         per_file_ignores=tuple((glob, _codes(codes, f"{pyproject}: per-file-ignores")) for glob, codes in per_file.items()),
         root=Path(pyproject).resolve().parent,
         source=Path(pyproject),
+        src=tuple(src),
     )

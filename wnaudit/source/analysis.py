@@ -272,14 +272,23 @@ def deep_recursion() -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
-def analyze(text: str, path: str, module: str, is_package: bool = False) -> FileSummary:
-    """Facts of one file. Raises SyntaxError (and ValueError for NUL bytes) from ``ast``."""
+#: Qualified project name -> the catalogue API names it is bound to (found in other files).
+Aliases = dict[str, frozenset[str]]
+
+
+def analyze(text: str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None) -> FileSummary:
+    """Facts of one file. Raises SyntaxError (and ValueError for NUL bytes) from ``ast``.
+
+    ``aliases`` maps names this file imports from the project to the torch
+    APIs they stand for there (``from .compat import weight_norm`` where
+    ``compat`` picks the spelling): calls through them count as API calls.
+    """
     tree = ast.parse(text, filename=path)
     with deep_recursion():
-        return _analyze_tree(tree, text, path, module, is_package)
+        return _analyze_tree(tree, text, path, module, is_package, aliases or {})
 
 
-def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_package: bool) -> FileSummary:
+def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_package: bool, aliases: Aliases) -> FileSummary:
     lines = split_lines(text)
     positions = _Positions(lines)
     collector = _Collector(module, module_package(module, is_package))
@@ -301,6 +310,8 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
         names = resolver.expr(call.func, scope)
         if not names:
             continue
+        if aliases:
+            names = names.union(*(aliases.get(n, ()) for n in names))
         refs.setdefault(unit, set()).update(n for n in names if not n.startswith("torch."))
         applied: dict[str, set[str]] = {}
         removal: tuple[catalogue.Spelling, str] | None = None
@@ -372,9 +383,28 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
             refs=tuple(sorted(refs[unit])),
         )
     summary.imports = tuple(sorted({t for t in collector.import_targets if not _is_api_name(t)}))
+    summary.exports = _exports(collector, resolver)
+    summary.star_modules = tuple(collector.star_modules)
     summary.applications.sort(key=lambda a: a.site.key)
     summary.removals.sort(key=lambda r: r.site.key)
     return summary
+
+
+def _exports(collector: _Collector, resolver: Resolver) -> dict[str, tuple[str, ...]]:
+    """Module-level names bound to something other than the file's own classes and functions.
+
+    Other files that import them (re-exports, a spelling chosen here) are
+    resolved through this table.
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    own = collector.module_scope.qualname
+    for name, bindings in collector.module_scope.bindings.items():
+        if all(b[0] == "qual" and b[1] == (f"{own}.{name}" if own else name) for b in bindings):
+            continue  # a def or class: a unit of its own
+        values = resolver.name(name, collector.module_scope)
+        if values:
+            out[name] = tuple(sorted(values))
+    return out
 
 
 def _is_api_name(qualified: str) -> bool:

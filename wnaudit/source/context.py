@@ -1,74 +1,222 @@
-"""Which weight-norm spellings may reach a removal: within its class, its file, its package.
+"""Which weight-norm spellings may reach a removal: within its class, its file, the code it imports.
 
-The index is built from every analysed file of the run, so a class weight-normed
-in one module and removed in another (a subclass, or a function that imports
-it) resolves through the package's imports.  ``migrated`` lets the fixer ask
-the same question about the code as it will be after WN103 fixes.
+A unit (top-level class or function) is known by its file's resolved path
+and its qualified name there.  What a unit refers to (bases it inherits,
+helpers it calls, re-exported names) is resolved as Python resolves imports
+(``project.py``), and the files it reaches are read on demand
+(``workspace.py``): the answer for a file depends on that file and the code
+it imports, never on which other files are linted.  ``migrated`` lets the
+fixer ask the same question about the code as it will be after WN103 fixes.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from pathlib import Path
 from typing import Iterable
 
 from ..core import catalogue
 from .model import FileSummary
+from .resolve import API_ROOTS
+from .workspace import Workspace
+
+#: A unit: (resolved file path, qualified name in that file).
+Key = tuple[str, str]
+_MAX_CHAIN = 32
 
 
 class Context:
-    def __init__(self, summaries: Iterable[FileSummary], migrated: frozenset[tuple[str, tuple]] = frozenset()) -> None:
+    def __init__(
+        self,
+        summaries: Iterable[FileSummary],
+        migrated: frozenset[tuple[str, tuple]] = frozenset(),
+        workspace: Workspace | None = None,
+    ) -> None:
         self.summaries = sorted(summaries, key=lambda s: s.path)
-        self._direct: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-        self._refs: dict[str, tuple[str, ...]] = {}
+        if workspace is None:
+            from .engine import default_workspace
+
+            workspace = default_workspace()
+        self.workspace = workspace
+        self._migrated = migrated
+        self._given = {_file(s): s for s in self.summaries}
+        self._loaded: dict[str, FileSummary | None] = {}
+        self._direct: dict[Key, dict[str, frozenset[str]]] = {}
+        self._edges: dict[Key, tuple[Key, ...]] = {}
+        self._resolved: dict[tuple[str, str], tuple[Key, ...]] = {}
+        self._styles: dict[tuple[Key, str], frozenset[str]] = {}
+        self._file_styles: dict[tuple[str, str], frozenset[str]] = {}
+
+    # -- files ----------------------------------------------------------------
+    def _summary(self, file: str) -> FileSummary | None:
+        if file in self._loaded:
+            return self._loaded[file]
+        summary = self._given.get(file)
+        if summary is None:
+            summary = self.workspace.summary(Path(file))
+        self._loaded[file] = summary
+        if summary is not None:
+            self._index(file, summary)
+        return summary
+
+    def _index(self, file: str, summary: FileSummary) -> None:
         modern = catalogue.Style.MODERN.value
-        for summary in self.summaries:
-            for unit, info in summary.units.items():
-                self._refs[unit] = tuple(sorted(set(self._refs.get(unit, ())) | set(info.refs)))
-            for application in summary.applications:
-                styles = {modern} if (summary.path, application.site.key) in migrated else application.styles
-                self._direct[application.site.unit][application.kind].update(styles)
-        self._by_leaf: dict[str, list[str]] = defaultdict(list)
-        for key in sorted(self._refs):
-            self._by_leaf[key.rpartition(".")[2]].append(key)
-        self._memo: dict[tuple[str, str], frozenset[str]] = {}
+        direct: dict[str, dict[str, set[str]]] = {}
+        for application in summary.applications:
+            migrated = (summary.path, application.site.key) in self._migrated
+            styles = {modern} if migrated else application.styles
+            direct.setdefault(application.site.unit, {}).setdefault(application.kind, set()).update(styles)
+        for unit, kinds in direct.items():
+            self._direct[(file, unit)] = {kind: frozenset(styles) for kind, styles in kinds.items()}
 
-    def _lookup(self, qualname: str) -> list[str]:
-        if qualname in self._refs:
-            return [qualname]
-        leaf = qualname.rpartition(".")[2]
-        return [k for k in self._by_leaf.get(leaf, ()) if k.endswith("." + qualname) or qualname.endswith("." + k)]
-
-    def unit_styles(self, unit: str, kind: str) -> frozenset[str]:
-        """Styles a top-level class/function applies itself or through what it calls or inherits."""
-        out: set[str] = set()
-        seen: set[str] = set()
-        stack = [unit]
-        while stack:
-            current = stack.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            memo = self._memo.get((current, kind))
-            if memo is not None:
-                out |= memo
-                continue
-            out |= self._direct.get(current, {}).get(kind, set())
-            for ref in self._refs.get(current, ()):
-                stack.extend(self._lookup(ref))
-        result = frozenset(out)
-        self._memo[(unit, kind)] = result
+    # -- names ------------------------------------------------------------------
+    def resolve(self, summary: FileSummary, ref: str, depth: int = 0) -> tuple[Key, ...]:
+        """The units a qualified name used in ``summary``'s file stands for (a class, a function, a module)."""
+        file = _file(summary)
+        memo_key = (file, ref)
+        cached = self._resolved.get(memo_key)
+        if cached is not None:
+            return cached
+        self._resolved[memo_key] = ()  # cycles of re-exports resolve to nothing
+        result = self._resolve(summary, file, ref, depth)
+        self._resolved[memo_key] = result
         return result
+
+    def _resolve(self, summary: FileSummary, file: str, ref: str, depth: int) -> tuple[Key, ...]:
+        if depth > _MAX_CHAIN or ref.partition(".")[0] in API_ROOTS:
+            return ()
+        local = self._member_of_self(summary, file, ref)
+        if local is not None:
+            return local
+        location = self.workspace.project.locate(file)
+        found = self.workspace.project.resolve(ref, location)
+        if found is None:
+            return ()
+        target_path, inner = found
+        target_file = str(target_path)
+        target = self._summary(target_file)
+        if target is None:
+            return ()
+        return self._member(target, target_file, inner, depth)
+
+    def _member_of_self(self, summary: FileSummary, file: str, ref: str) -> tuple[Key, ...] | None:
+        if ref in summary.units:
+            return ((file, ref),)
+        module = summary.module
+        if module and ref.startswith(module + "."):
+            head = ref[len(module) + 1 :].partition(".")[0]
+            unit = f"{module}.{head}"
+            if unit in summary.units:
+                return ((file, unit),)
+        return None
+
+    def _member(self, target: FileSummary, file: str, inner: str, depth: int) -> tuple[Key, ...]:
+        if not inner:
+            return ((file, target.module),)
+        head, _, rest = inner.partition(".")
+        unit = f"{target.module}.{head}" if target.module else head
+        if unit in target.units:
+            return ((file, unit),)
+        out: list[Key] = []
+        values = list(target.exports.get(head, ()))
+        values.extend(f"{m}.{head}" for m in target.star_modules)
+        for value in values:
+            out.extend(self.resolve(target, f"{value}.{rest}" if rest else value, depth + 1))
+        return tuple(dict.fromkeys(out))
+
+    def _edges_of(self, key: Key) -> tuple[Key, ...]:
+        edges = self._edges.get(key)
+        if edges is None:
+            summary = self._summary(key[0])
+            info = summary.units.get(key[1]) if summary is not None else None
+            found: list[Key] = []
+            if summary is not None and info is not None:
+                for ref in info.refs:
+                    found.extend(self.resolve(summary, ref))
+            edges = self._edges[key] = tuple(dict.fromkeys(found))
+        return edges
+
+    # -- styles -------------------------------------------------------------------
+    def unit_key_styles(self, start: Key, kind: str) -> frozenset[str]:
+        """Styles a unit applies itself or through what it calls or inherits (linear: one SCC pass)."""
+        cached = self._styles.get((start, kind))
+        if cached is not None:
+            return cached
+        # Tarjan's strongly connected components, iteratively; every unit reached is memoised.
+        index: dict[Key, int] = {}
+        low: dict[Key, int] = {}
+        stack: list[Key] = []
+        on_stack: set[Key] = set()
+        acc: dict[Key, set[str]] = {}
+        work: list[tuple[Key, int]] = [(start, 0)]
+        while work:
+            node, position = work.pop()
+            if position == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+                acc[node] = set(self._direct.get(node, {}).get(kind, ()))
+            edges = self._edges_of(node)
+            descended = False
+            while position < len(edges):
+                child = edges[position]
+                position += 1
+                done = self._styles.get((child, kind))
+                if done is not None:
+                    acc[node] |= done
+                elif child not in index:
+                    work.append((node, position))
+                    work.append((child, 0))
+                    descended = True
+                    break
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                else:
+                    acc[node] |= acc[child]
+            if descended:
+                continue
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    members.append(member)
+                    if member == node:
+                        break
+                union = set().union(*(acc[m] for m in members))
+                result = frozenset(union)
+                for member in members:
+                    acc[member] = union
+                    self._styles[(member, kind)] = result
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+                acc[parent] |= acc[node]
+        return self._styles[(start, kind)]
+
+    def unit_styles(self, summary: FileSummary, unit: str, kind: str) -> frozenset[str]:
+        self._summary(_file(summary))
+        return self.unit_key_styles((_file(summary), unit), kind)
 
     def styles_for(self, summary: FileSummary, unit: str, kind: str) -> frozenset[str]:
         """Styles that may reach code in ``unit``: the unit's own, else everything its file touches."""
+        file = _file(summary)
+        self._summary(file)
         if unit != summary.module:
-            own = self.unit_styles(unit, kind)
+            own = self.unit_key_styles((file, unit), kind)
             if own:
                 return own
+        cached = self._file_styles.get((file, kind))
+        if cached is not None:
+            return cached
         out: set[str] = set()
         for other in summary.units:
-            out |= self.unit_styles(other, kind)
+            out |= self.unit_key_styles((file, other), kind)
         for target in summary.imports:
-            for key in self._lookup(target):
-                out |= self.unit_styles(key, kind)
-        return frozenset(out)
+            for key in self.resolve(summary, target):
+                out |= self.unit_key_styles(key, kind)
+        result = self._file_styles[(file, kind)] = frozenset(out)
+        return result
+
+
+def _file(summary: FileSummary) -> str:
+    return summary.file or summary.path

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import difflib
-import functools
 import logging
 import os
 from dataclasses import dataclass
@@ -22,12 +21,14 @@ from ..common.atomic import atomic_write_bytes
 from ..common.config import Config
 from ..common.findings import Finding, InputError, RunResult, finding
 from ..common.options import RunOptions
-from .analysis import analyze
+from .analysis import Aliases, analyze
 from .context import Context
 from .fixer import FixError, apply_fixes
 from .model import FileSummary
+from .project import Location, Project
 from .reading import SourceError, decode, may_have_findings
 from .rules import BY_CODE, Candidate, candidates
+from .workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -42,32 +43,14 @@ class _Scanned:
     error: str | None = None
 
 
-@functools.lru_cache(maxsize=4096)
-def _is_package_dir(directory: Path) -> bool:
-    return (directory / "__init__.py").is_file()
-
-
-def module_name(path: Path) -> tuple[str, bool]:
-    """Dotted module name from the package directories above ``path``, and whether it is a package."""
-    try:
-        resolved = path.resolve()
-    except OSError:
-        resolved = path
-    is_package = resolved.name == "__init__.py"
-    parts = [] if is_package else [resolved.stem]
-    directory = resolved.parent
-    while _is_package_dir(directory) and directory != directory.parent:
-        parts.insert(0, directory.name)
-        directory = directory.parent
-    return ".".join(parts), is_package
-
-
 def _syntax_message(error: SyntaxError) -> str:
     where = f"line {error.lineno}" + (f", column {error.offset}" if error.offset else "") if error.lineno else "unknown position"
     return f"syntax error at {where}: {error.msg}"
 
 
-def summarize(data: bytes | str, path: str, module: str, is_package: bool = False) -> FileSummary:
+def summarize(
+    data: bytes | str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None, file: str = "",
+) -> FileSummary:
     """Analyse one file's content; SourceError (one line) when it is not valid Python."""
     if isinstance(data, bytes):
         text = decode(data).text
@@ -76,21 +59,41 @@ def summarize(data: bytes | str, path: str, module: str, is_package: bool = Fals
         if "\x00" in text:
             raise SourceError("binary file, not Python source (contains NUL bytes)")
     try:
-        return analyze(text, path, module, is_package)
+        summary = analyze(text, path, module, is_package, aliases)
     except SyntaxError as error:
         raise SourceError(_syntax_message(error)) from error
     except (ValueError, RecursionError, MemoryError) as error:
         raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
+    summary.file = file
+    return summary
 
 
-def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
+def summarize_at(data: bytes | str, path: str, location: Location, aliases: Aliases | None = None) -> FileSummary:
+    """``summarize`` for a located file (its module name and identity come from the import system)."""
+    return summarize(data, path, location.module, location.is_package, aliases, str(location.path))
+
+
+def _summarize_located(data: bytes, path: str, location: Location, aliases: Aliases | None) -> FileSummary:
+    return summarize_at(data, path, location, aliases)
+
+
+def new_workspace(config: Config | None = None) -> Workspace:
+    """A workspace resolving imports from ``config``'s source roots (default: the current directory)."""
+    return Workspace(Project((config or Config()).source_roots), _summarize_located)
+
+
+def default_workspace() -> Workspace:
+    return new_workspace()
+
+
+def _prefilter(path_text: str, workspace: Workspace) -> tuple[_Scanned | None, int]:
     """Read and test one file: (result, 0) when it needs no parsing, else (None, its size)."""
     try:
         data = Path(path_text).read_bytes()
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
     try:
-        if not may_have_findings(data):
+        if not workspace.may_have_findings(Path(path_text), data):
             decode(data)  # still report binary / undecodable files
             return _Scanned(path_text), 0
     except SourceError as error:
@@ -98,30 +101,30 @@ def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
     return None, len(data)
 
 
-def _analyze_path(path_text: str) -> _Scanned:
+def _analyze_path(task: tuple[str, Location]) -> _Scanned:
     """Parse and analyse one candidate file (runs in a worker process for big runs)."""
-    path = Path(path_text)
+    path_text, location = task
     try:
-        data = path.read_bytes()
+        data = Path(path_text).read_bytes()
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
     try:
-        module, is_package = module_name(path)
-        return _Scanned(path_text, summary=summarize(data, path_text, module, is_package))
+        return _Scanned(path_text, summary=summarize_at(data, path_text, location))
     except SourceError as error:
         return _Scanned(path_text, error=str(error))
 
 
-def _scan_all(files: Sequence[Path], jobs: int) -> list[_Scanned]:
+def _scan_all(files: Sequence[Path], jobs: int, workspace: Workspace) -> list[_Scanned]:
     """Prefilter every file here; parse the candidates, in worker processes when it pays."""
     names = [str(p) for p in files]
     results: list[_Scanned | None] = []
     candidates: list[tuple[int, int]] = []
     for index, name in enumerate(names):
-        done, size = _prefilter(name)
+        done, size = _prefilter(name, workspace)
         results.append(done)
         if done is None:
             candidates.append((index, size))
+    tasks = {index: (names[index], workspace.project.locate(names[index])) for index, _ in candidates}
     workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(candidates))
     total = sum(size for _, size in candidates)
     if workers > 1 and (jobs > 1 or total >= PARALLEL_BYTES):
@@ -129,11 +132,11 @@ def _scan_all(files: Sequence[Path], jobs: int) -> list[_Scanned]:
         order = sorted(candidates, key=lambda item: -item[1])
         logger.debug("parsing %d candidate files (%d bytes) with %d processes", len(order), total, workers)
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            for (index, _), scanned in zip(order, pool.map(_analyze_path, [names[i] for i, _ in order])):
+            for (index, _), scanned in zip(order, pool.map(_analyze_path, [tasks[i] for i, _ in order])):
                 results[index] = scanned
     else:
         for index, _ in candidates:
-            results[index] = _analyze_path(names[index])
+            results[index] = _analyze_path(tasks[index])
     return [item for item in results if item is not None]
 
 
@@ -157,18 +160,21 @@ def _identity(candidate: Candidate) -> tuple:
     return (candidate.code, candidate.site.key)
 
 
-def plan_fixes(summaries: list[FileSummary], config: Config) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
+def plan_fixes(
+    summaries: list[FileSummary], config: Config, workspace: Workspace | None = None,
+) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
     """Per path: (active findings now, fixes to apply).
 
     WN103 migrates an application to the modern spelling; the removals that
     migration would break are found by re-running the rules on the post-fix
     view and are fixed with it, even where WN101 itself is not selected.
     """
-    before = Context(summaries)
+    workspace = workspace or new_workspace(config)
+    before = Context(summaries, workspace=workspace)
     now = {s.path: candidates(s, before) for s in summaries}
     active = {s.path: _active(s, now[s.path], config) for s in summaries}
     migrated = frozenset((path, c.site.key) for path, found in active.items() for c in found if c.code == "WN103")
-    after = Context(summaries, migrated) if migrated else before
+    after = Context(summaries, migrated, workspace) if migrated else before
     plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
     for summary in summaries:
         existing = {_identity(c) for c in now[summary.path]}
@@ -182,15 +188,17 @@ def plan_fixes(summaries: list[FileSummary], config: Config) -> dict[str, tuple[
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
     result = RunResult()
-    scanned = _scan_all(files, options.jobs)
+    config = options.config
+    workspace = new_workspace(config)
+    scanned = _scan_all(files, options.jobs, workspace)
     summaries: list[FileSummary] = []
     for item in scanned:
         if item.error is not None:
             result.errors.append(InputError(item.path, item.error))
         elif item.summary is not None:
             summaries.append(item.summary)
-    config = options.config
-    plan = plan_fixes(summaries, config)
+    summaries = workspace.adopt(summaries)
+    plan = plan_fixes(summaries, config, workspace)
     if not (options.fix or options.diff):
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
@@ -198,12 +206,12 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
         return result
 
     fixed_summaries: dict[str, FileSummary] = {}
-    imported_from = _imported_from(summaries)
+    imported_from = _imported_from(summaries, workspace.project)
     for summary in summaries:
         found, fixes = plan[summary.path]
         if not fixes:
             continue
-        outcome = _fix_one(summary, fixes, options, result, imported_from.get(summary.module, frozenset()))
+        outcome = _fix_one(summary, fixes, options, result, workspace, imported_from.get(summary.file, frozenset()))
         if outcome is not None:
             new_summary, applied = outcome
             fixed_summaries[summary.path] = new_summary
@@ -211,7 +219,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
             result.fixed.extend(_to_finding(summary.path, c) for c in applied if _identity(c) in found_keys)
     if options.fix and fixed_summaries:
         summaries = [fixed_summaries.get(s.path, s) for s in summaries]
-        final = Context(summaries)
+        final = Context(summaries, workspace=new_workspace(config))
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in _active(summary, candidates(summary, final), config))
     else:
@@ -222,23 +230,24 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     return result
 
 
-def _imported_from(summaries: list[FileSummary]) -> dict[str, frozenset[str]]:
-    """Module -> the names the other scanned files import from it (the fixer must not drop those imports).
+def _imported_from(summaries: list[FileSummary], project: Project) -> dict[str, frozenset[str]]:
+    """File -> the names the other scanned files import from it (the fixer must not drop those imports).
 
     A file that imports the module itself may use any of its names: ``"*"`` says so.
     """
     names: dict[str, set[str]] = {}
     for summary in summaries:
+        location = project.locate(summary.file or summary.path)
         for target in summary.imports:
-            names.setdefault(target, set()).add("*")
-            module, _, name = target.rpartition(".")
-            if module:
-                names.setdefault(module, set()).add(name)
-    return {module: frozenset(found) for module, found in names.items()}
+            found = project.resolve(target, location)
+            if found is not None:
+                names.setdefault(str(found[0]), set()).add(found[1].partition(".")[0] or "*")
+    return {file: frozenset(found) for file, found in names.items()}
 
 
 def _fix_one(
-    summary: FileSummary, fixes: list[Candidate], options: RunOptions, result: RunResult, keep: frozenset[str] = frozenset(),
+    summary: FileSummary, fixes: list[Candidate], options: RunOptions, result: RunResult, workspace: Workspace,
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[FileSummary, list[Candidate]] | None:
     path = Path(summary.path)
     try:
@@ -246,8 +255,9 @@ def _fix_one(
         new_data, applied = apply_fixes(data, summary, fixes, keep)
         if not applied or new_data == data:
             return None
-        module, is_package = module_name(path)
-        new_summary = summarize(new_data, summary.path, module, is_package)  # proves the result is valid Python
+        location = workspace.project.locate(path)
+        new_summary = summarize_at(new_data, summary.path, location)  # proves the result is valid Python
+        new_summary = workspace.complete(new_summary, new_data)
     except (OSError, FixError, SourceError) as error:
         result.errors.append(InputError(summary.path, f"fix not applied, file unchanged: {error}"))
         return None
@@ -273,15 +283,26 @@ def _fix_one(
 
 
 def lint_source(source: str | bytes, path: str, config: Config | None = None) -> list[Finding]:
-    """Findings for one file's content (no cross-file resolution); for editor and flake8 use.
+    """Findings for one file's content; for editor and flake8 use.
+
+    The project modules it imports are read from disk (resolved from
+    ``path`` and the config's source roots), so the answer is the one a
+    whole-tree run gives for that file.
 
     Raises ``SourceError`` (a ValueError with a one-line message) when the
     content is not Python source.
     """
-    module, is_package = module_name(Path(path))
-    summary = summarize(source, path, module, is_package)
-    found = _active(summary, candidates(summary, Context([summary])), config or Config())
+    config = config or Config()
+    workspace = new_workspace(config)
+    summary = _summarize_given(source, path, workspace)
+    found = _active(summary, candidates(summary, Context([summary], workspace=workspace)), config)
     return sorted((_to_finding(path, c) for c in found), key=Finding.sort_key)
+
+
+def _summarize_given(source: str | bytes, path: str, workspace: Workspace) -> FileSummary:
+    """Summary of in-memory content for ``path``; its imports are read from disk as needed."""
+    summary = summarize_at(source, path, workspace.project.locate(path))
+    return workspace.adopt([summary], {path: source})[0]
 
 
 def fix_source(source: str | bytes, path: str, config: Config | None = None) -> tuple[str | bytes, list[Finding]]:
@@ -290,14 +311,15 @@ def fix_source(source: str | bytes, path: str, config: Config | None = None) -> 
     Raises ``SourceError`` when the content is not Python; when a fix cannot be
     applied the content comes back unchanged (and the reason is logged).
     """
-    module, is_package = module_name(Path(path))
-    summary = summarize(source, path, module, is_package)
-    found, fixes = plan_fixes([summary], config or Config())[path]
+    config = config or Config()
+    workspace = new_workspace(config)
+    summary = _summarize_given(source, path, workspace)
+    found, fixes = plan_fixes([summary], config, workspace)[path]
     if not fixes:
         return source, []
     try:
         new_source, applied = apply_fixes(source, summary, fixes)
-        summarize(new_source, path, module, is_package)
+        summarize_at(new_source, path, workspace.project.locate(path))
     except (FixError, SourceError) as error:
         logger.warning("%s: fix not applied: %s", path, error)
         return source, []

@@ -83,3 +83,9 @@ class FileSummary:
     noqa: dict[int, frozenset[str]] = field(default_factory=dict)
     #: The module-level name ``torch`` is the torch package (fixes may spell APIs through it).
     torch_bound: bool = False
+    #: Module-level names bound by imports or assignments -> the qualified names they may hold.
+    exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Modules this file star-imports (their names are this module's names too).
+    star_modules: tuple[str, ...] = ()
+    #: The file's resolved absolute path: its identity as a module (``path`` is how the user named it).
+    file: str = ""

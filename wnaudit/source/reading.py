@@ -17,10 +17,10 @@ class SourceError(ValueError):
     """The file cannot be read as Python source; the message is one line."""
 
 
-def _leaf_names() -> tuple[bytes, ...]:
+def _leaf_names(with_other: bool = False) -> tuple[bytes, ...]:
     names: set[str] = set()
     for spelling in catalogue.SPELLINGS:
-        if spelling.kind is catalogue.Kind.OTHER:
+        if spelling.kind is catalogue.Kind.OTHER and not with_other:
             continue
         for api in (*spelling.apply_apis, *spelling.remove_apis):
             names.add(api.rpartition(".")[2])
@@ -33,9 +33,18 @@ def _leaf_names() -> tuple[bytes, ...]:
 NEEDLES: tuple[bytes, ...] = _leaf_names()
 
 
+#: The same for a file another file imports: any parametrization it registers can decide a rule.
+FACT_NEEDLES: tuple[bytes, ...] = _leaf_names(with_other=True)
+
+
 def may_have_findings(data: bytes) -> bool:
     """Cheap test run on every file: substring search, no decoding, no parsing."""
     return any(needle in data for needle in NEEDLES)
+
+
+def may_hold_facts(data: bytes) -> bool:
+    """Can this file, imported by a linted one, tell the rules anything? It names a parametrization API."""
+    return any(needle in data for needle in FACT_NEEDLES)
 
 
 @dataclass(frozen=True)

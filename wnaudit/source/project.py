@@ -1,0 +1,216 @@
+"""Where a module lives: module names from packages, imports resolved to files on disk.
+
+This is the part of Python's import system the source lint needs, and no
+more.  A file's module name comes from the regular packages above it (walk
+up ``__init__.py``); under a configured source root (``[tool.wnaudit] src``,
+default: the config root) directories without ``__init__.py`` are namespace
+packages, so the name is the path below that root.  An import resolves to a
+file through the file's own search path: the root its name was taken from,
+the directory above its top-level package, its own directory for a script,
+then the configured roots.  Two files are one module only when they are one
+path; nothing is ever matched by bare name.
+
+The project is bounded: torch's API is known from the catalogue and never
+looked up on disk, and nothing under ``site-packages`` is followed unless the
+importing file itself lives in that package.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .resolve import API_ROOTS
+
+#: Directories that hold installed third-party code, never the project's own.
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
+_SOURCE_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class Location:
+    """A file as the import system sees it."""
+
+    path: Path  # resolved, absolute
+    module: str
+    is_package: bool
+    #: Directories searched, in order, for the file's absolute imports.
+    search: tuple[Path, ...]
+    #: Installed third-party code is followed only inside this directory (the file's own top-level package).
+    home: Path
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_package_dir(directory: Path) -> bool:
+    return (directory / "__init__.py").is_file()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _is_file(path: Path) -> bool:
+    return path.is_file()
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_dir(path: Path) -> bool:
+    return path.is_dir()
+
+
+def _resolved(path: Path | str) -> Path:
+    try:
+        return Path(path).resolve()
+    except OSError:
+        return Path(os.path.abspath(path))
+
+
+class Project:
+    """Module names and import resolution for one run (one set of source roots)."""
+
+    def __init__(self, roots: Iterable[Path | str] = ()) -> None:
+        self.roots: tuple[Path, ...] = tuple(dict.fromkeys(_resolved(r) for r in roots))
+        self._locations: dict[Path, Location] = {}
+        self._modules: dict[tuple[Path, str], Path | None] = {}
+
+    def locate(self, path: Path | str) -> Location:
+        resolved = _resolved(path)
+        found = self._locations.get(resolved)
+        if found is None:
+            found = self._locations[resolved] = self._locate(resolved)
+        return found
+
+    def _locate(self, path: Path) -> Location:
+        is_package = path.name == "__init__.py"
+        parts = [] if is_package else [path.stem]
+        directory = path.parent
+        while _is_package_dir(directory) and directory != directory.parent:
+            parts.insert(0, directory.name)
+            directory = directory.parent
+        top_dir = directory
+        in_package = _is_package_dir(path.parent)
+        home = top_dir / parts[0] if in_package and parts else path.parent
+        naming_root = self._namespace_root(top_dir)
+        if naming_root is not None and naming_root != top_dir:
+            parts = [*top_dir.relative_to(naming_root).parts, *parts]
+        search = [naming_root or top_dir, top_dir]
+        if not in_package:
+            search.append(path.parent)  # a script sees its own directory first
+        search.extend(self.roots)
+        return Location(path, ".".join(parts), is_package, tuple(dict.fromkeys(search)), home)
+
+    def _namespace_root(self, top_dir: Path) -> Path | None:
+        """The deepest source root at or above ``top_dir`` whose path below it spells a module name."""
+        best: Path | None = None
+        for root in self.roots:
+            if top_dir != root and root not in top_dir.parents:
+                continue
+            if not all(part.isidentifier() for part in top_dir.relative_to(root).parts):
+                continue
+            if best is None or len(root.parts) > len(best.parts):
+                best = root
+        return best
+
+    def module_file(self, dotted: str, location: Location) -> Path | None:
+        """The file (or namespace directory) that ``import dotted`` finds from ``location``."""
+        if not dotted or dotted.partition(".")[0] in API_ROOTS:
+            return None
+        for root in location.search:
+            found = self._in_root(root, dotted)
+            if found is not None and self._allowed(found, location):
+                return found
+        return None
+
+    def _in_root(self, root: Path, dotted: str) -> Path | None:
+        key = (root, dotted)
+        if key in self._modules:
+            return self._modules[key]
+        parts = dotted.split(".")
+        found: Path | None = None
+        if all(part.isidentifier() for part in parts):
+            base = root.joinpath(*parts)
+            for candidate in (base / "__init__.py", *(base.with_name(base.name + s) for s in _SOURCE_SUFFIXES)):
+                if _is_file(candidate):
+                    found = candidate
+                    break
+            else:
+                if _is_dir(base):
+                    found = base  # a namespace package: a directory without __init__.py
+        self._modules[key] = found
+        return found
+
+    @staticmethod
+    def _allowed(found: Path, location: Location) -> bool:
+        if not _INSTALLED.intersection(found.parts):
+            return True
+        return found == location.home or location.home in found.parents
+
+    def resolve(self, dotted: str, location: Location) -> tuple[Path, str] | None:
+        """Split a qualified name into the file defining it and the name inside that file.
+
+        The longest prefix that is a module wins (``pkg.mod.Class.method`` ->
+        ``pkg/mod.py``, ``Class.method``), as attribute access after import does.
+        A namespace package has no file: names in it are submodules or nothing.
+        """
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            found = self.module_file(".".join(parts[:cut]), location)
+            if found is None:
+                continue
+            if found.suffix not in _SOURCE_SUFFIXES:
+                return None
+            return found, ".".join(parts[cut:])
+        return None
+
+
+# -- which files can matter, decided from their bytes ------------------------
+
+_FROM_IMPORT = re.compile(rb"\bfrom[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n;#\\]|\\\n)*)")
+_IMPORT = re.compile(rb"(?<![\w.])import[ \t]+((?:[^\n;#\\]|\\\n)*)")
+_NAME = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def imported_modules(data: bytes, location: Location) -> list[str]:
+    """Every module an import statement in ``data`` may load, as absolute dotted names.
+
+    Found with regular expressions, not a parse: a superset (imports in
+    strings and comments count too) that costs a scan, so deciding that a file
+    cannot matter never needs its syntax tree.
+    """
+    package = location.module.split(".") if location.module else []
+    if not location.is_package:
+        package = package[:-1]
+    out: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for match in _FROM_IMPORT.finditer(data):
+        spans.append(match.span())
+        module = match.group(1).decode("ascii", "replace")
+        level = len(module) - len(module.lstrip("."))
+        module = module[level:]
+        if level:
+            if level - 1 > len(package):
+                continue
+            base = package[: len(package) - (level - 1)]
+            module = ".".join([*base, *([module] if module else [])])
+        names = [n.decode("ascii", "replace") for n in _NAME.findall(match.group(2))]
+        if module:
+            out.append(module)
+        out.extend(f"{module}.{name}" if module else name for name in names if name not in ("as", "import"))
+    covered = _Spans(spans)
+    for match in _IMPORT.finditer(data):
+        if covered.contains(match.start()):
+            continue
+        out.extend(n.decode("ascii", "replace") for n in _NAME.findall(match.group(1)))
+    return list(dict.fromkeys(out))
+
+
+class _Spans:
+    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
+        self.spans = sorted(spans)
+        self.starts = [s for s, _ in self.spans]
+
+    def contains(self, offset: int) -> bool:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        return index >= 0 and self.spans[index][0] <= offset < self.spans[index][1]

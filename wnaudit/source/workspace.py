@@ -1,0 +1,203 @@
+"""The files a lint needs, read on demand: the linted ones and what they import.
+
+A linted file's answer depends on the project code it imports: the class it
+inherits from, the helper that applies weight norm, the module that picks a
+spelling at import time.  Those files are read from disk here when a
+question reaches them, whether or not they were named on the command line,
+and only when they can matter: a file is parsed only if it, or a project
+module it imports (transitively), mentions one of the catalogue's API names.
+Everything else stays a byte scan.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..core import catalogue
+from .analysis import Aliases
+from .model import FileSummary
+from .project import Location, Project, imported_modules
+from .reading import SourceError, may_have_findings, may_hold_facts
+from .resolve import API_ROOTS
+
+logger = logging.getLogger(__name__)
+
+#: Turns a file's bytes into its summary (``engine.summarize``); raises SourceError.
+Summarizer = Callable[[bytes, str, Location, "Aliases | None"], FileSummary]
+_MAX_CHAIN = 32
+
+
+class Workspace:
+    """Summaries by resolved path, parsed on first need and kept for the run."""
+
+    def __init__(self, project: Project, summarizer: Summarizer) -> None:
+        self.project = project
+        self._summarize = summarizer
+        self._bytes: dict[Path, bytes | None] = {}
+        self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
+        self._final: dict[Path, FileSummary | None] = {}
+        self._closure: dict[Path, bool] = {}
+        self._exports_api: dict[Path, bool] = {}
+        self._api_memo: dict[tuple[Path, str], frozenset[str]] = {}
+
+    # -- reading ------------------------------------------------------------
+    def _data(self, path: Path) -> bytes | None:
+        if path not in self._bytes:
+            try:
+                self._bytes[path] = path.read_bytes() if path.is_file() else None
+            except OSError as error:
+                logger.debug("%s: not read as a dependency: %s", path, error)
+                self._bytes[path] = None
+        return self._bytes[path]
+
+    def _dependencies(self, path: Path, data: bytes) -> list[Path]:
+        location = self.project.locate(path)
+        out: list[Path] = []
+        for dotted in imported_modules(data, location):
+            found = self.project.resolve(dotted, location)
+            if found is not None and found[0] != path:
+                out.append(found[0])
+        return list(dict.fromkeys(out))
+
+    def may_matter(self, path: Path) -> bool:
+        """Could this file contribute a weight-norm fact? It or a module it imports mentions an API name."""
+        path = self.project.locate(path).path
+        if path in self._closure:
+            return self._closure[path]
+        self._closure[path] = False  # an import cycle adds nothing new
+        data = self._data(path)
+        result = data is not None and (
+            may_hold_facts(data) or any(self.may_matter(dep) for dep in self._dependencies(path, data))
+        )
+        self._closure[path] = result
+        return result
+
+    def may_have_findings(self, path: Path, data: bytes) -> bool:
+        """Can a linted file hold a finding? It names an API, or imports a project name bound to one."""
+        if may_have_findings(data):
+            return True
+        location = self.project.locate(path)
+        self._bytes.setdefault(location.path, data)
+        return any(self._may_export_api(dep) for dep in self._dependencies(location.path, data))
+
+    def _may_export_api(self, path: Path) -> bool:
+        if path in self._exports_api:
+            return self._exports_api[path]
+        self._exports_api[path] = False
+        data = self._data(path)
+        result = False
+        if data is not None:
+            if may_hold_facts(data):
+                summary = self.first(path)
+                result = summary is not None and any(self._names_api(summary, name) for name in summary.exports) or bool(
+                    summary is not None and any(m.partition(".")[0] in API_ROOTS for m in summary.star_modules)
+                )
+            else:
+                result = any(self._may_export_api(dep) for dep in self._dependencies(path, data))
+        self._exports_api[path] = result
+        return result
+
+    # -- summaries ------------------------------------------------------------
+    def first(self, path: Path) -> FileSummary | None:
+        """The file's own facts, before names imported from other files are resolved."""
+        path = self.project.locate(path).path
+        if path not in self._first:
+            self._first[path] = None
+            if self.may_matter(path):
+                data = self._data(path)
+                if data is not None:
+                    try:
+                        self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
+                    except SourceError as error:
+                        logger.debug("%s: dependency not analysed: %s", path, error)
+        return self._first[path]
+
+    def summary(self, path: Path) -> FileSummary | None:
+        """The file's facts with cross-file aliases resolved (None: cannot matter or unreadable)."""
+        path = self.project.locate(path).path
+        if path not in self._final:
+            self._final[path] = None
+            first = self.first(path)
+            if first is not None:
+                data = self._data(path)
+                self._final[path] = self.complete(first, data) if data is not None else first
+        return self._final[path]
+
+    def adopt(self, summaries: Iterable[FileSummary], data: dict[str, bytes | str] | None = None) -> list[FileSummary]:
+        """Take the linted files' first-pass summaries; return them completed (aliases resolved)."""
+        out = []
+        for summary in summaries:
+            path = Path(summary.file)
+            self._first[path] = summary
+            content = (data or {}).get(summary.path)
+            if content is None:
+                content = self._data(path)
+            else:
+                self._bytes[path] = content if isinstance(content, bytes) else content.encode("utf-8")
+            completed = self.complete(summary, content) if content is not None else summary
+            self._final[path] = completed
+            out.append(completed)
+        return out
+
+    def complete(self, summary: FileSummary, content: bytes | str) -> FileSummary:
+        """Re-analyse ``summary``'s file when it calls project names that stand for torch APIs."""
+        aliases = self.aliases(summary)
+        if not aliases:
+            return summary
+        location = self.project.locate(summary.file or summary.path)
+        raw = content if isinstance(content, bytes) else content.encode("utf-8")
+        try:
+            completed = self._summarize(raw, summary.path, location, aliases)
+        except SourceError:
+            return summary
+        return completed
+
+    # -- names across files ------------------------------------------------------
+    def aliases(self, summary: FileSummary) -> Aliases:
+        """Names ``summary`` calls that are bound, in the project module defining them, to torch APIs."""
+        location = self.project.locate(summary.file or summary.path)
+        out: Aliases = {}
+        names = {ref for unit in summary.units.values() for ref in unit.refs}
+        for name in sorted(names):
+            apis = self.api_names(name, location, 0)
+            if apis:
+                out[name] = apis
+        return out
+
+    def _names_api(self, summary: FileSummary, name: str) -> bool:
+        location = self.project.locate(summary.file or summary.path)
+        return any(
+            catalogue.spelling_for_api(value) is not None or self.api_names(value, location, 1)
+            for value in summary.exports.get(name, ())
+        )
+
+    def api_names(self, dotted: str, location: Location, depth: int) -> frozenset[str]:
+        """The catalogue APIs a project name (``pkg.compat.weight_norm``) is bound to, following re-exports."""
+        if depth > _MAX_CHAIN or dotted.partition(".")[0] in API_ROOTS:
+            return frozenset()
+        key = (location.path, dotted)
+        cached = self._api_memo.get(key)
+        if cached is not None:
+            return cached
+        self._api_memo[key] = frozenset()  # a cycle of re-exports binds nothing
+        result: set[str] = set()
+        found = self.project.resolve(dotted, location)
+        if found is not None and found[1]:
+            target_path, inner = found
+            target = self.first(target_path)
+            if target is not None:
+                target_location = self.project.locate(target_path)
+                head, _, rest = inner.partition(".")
+                values = list(target.exports.get(head, ()))
+                values.extend(f"{m}.{head}" for m in target.star_modules)
+                for value in values:
+                    full = f"{value}.{rest}" if rest else value
+                    if catalogue.spelling_for_api(full) is not None:
+                        result.add(full)
+                    else:
+                        result |= self.api_names(full, target_location, depth + 1)
+        frozen = frozenset(result)
+        self._api_memo[key] = frozen
+        return frozen
