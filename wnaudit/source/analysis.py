@@ -311,7 +311,10 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
         if not names:
             continue
         if aliases:
-            names = names.union(*(aliases.get(n, ()) for n in names))
+            # A project name bound to a torch API elsewhere is that API here.
+            expanded = [aliases[n] for n in names if n in aliases]
+            if expanded:
+                names = names.difference(aliases).union(*expanded)
         refs.setdefault(unit, set()).update(n for n in names if not n.startswith("torch."))
         applied: dict[str, set[str]] = {}
         removal: tuple[catalogue.Spelling, str] | None = None

@@ -45,21 +45,6 @@ class Location:
     home: Path
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _is_package_dir(directory: Path) -> bool:
-    return (directory / "__init__.py").is_file()
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _is_file(path: Path) -> bool:
-    return path.is_file()
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _is_dir(path: Path) -> bool:
-    return path.is_dir()
-
-
 def _resolved(path: Path | str) -> Path:
     try:
         return Path(path).resolve()
@@ -74,6 +59,12 @@ class Project:
         self.roots: tuple[Path, ...] = tuple(dict.fromkeys(_resolved(r) for r in roots))
         self._locations: dict[Path, Location] = {}
         self._modules: dict[tuple[Path, str], Path | None] = {}
+        # File-system answers are cached for one run (the import system caches directory listings too).
+        self._is_file = functools.lru_cache(maxsize=None)(Path.is_file)
+        self._is_dir = functools.lru_cache(maxsize=None)(Path.is_dir)
+
+    def _is_package_dir(self, directory: Path) -> bool:
+        return self._is_file(directory / "__init__.py")
 
     def locate(self, path: Path | str) -> Location:
         resolved = _resolved(path)
@@ -86,12 +77,12 @@ class Project:
         is_package = path.name == "__init__.py"
         parts = [] if is_package else [path.stem]
         directory = path.parent
-        while _is_package_dir(directory) and directory != directory.parent:
+        while self._is_package_dir(directory) and directory != directory.parent:
             parts.insert(0, directory.name)
             directory = directory.parent
         top_dir = directory
-        in_package = _is_package_dir(path.parent)
-        home = top_dir / parts[0] if in_package and parts else path.parent
+        in_package = self._is_package_dir(path.parent)
+        home = top_dir / parts[0] if in_package and parts else path
         naming_root = self._namespace_root(top_dir)
         if naming_root is not None and naming_root != top_dir:
             parts = [*top_dir.relative_to(naming_root).parts, *parts]
@@ -117,11 +108,15 @@ class Project:
         """The file (or namespace directory) that ``import dotted`` finds from ``location``."""
         if not dotted or dotted.partition(".")[0] in API_ROOTS:
             return None
+        namespace: Path | None = None
         for root in location.search:
             found = self._in_root(root, dotted)
-            if found is not None and self._allowed(found, location):
-                return found
-        return None
+            if found is None or not self._allowed(found, location):
+                continue
+            if found.suffix in _SOURCE_SUFFIXES:
+                return found  # a module or regular package wins over namespace portions anywhere
+            namespace = namespace or found
+        return namespace
 
     def _in_root(self, root: Path, dotted: str) -> Path | None:
         key = (root, dotted)
@@ -132,11 +127,11 @@ class Project:
         if all(part.isidentifier() for part in parts):
             base = root.joinpath(*parts)
             for candidate in (base / "__init__.py", *(base.with_name(base.name + s) for s in _SOURCE_SUFFIXES)):
-                if _is_file(candidate):
+                if self._is_file(candidate):
                     found = candidate
                     break
             else:
-                if _is_dir(base):
+                if self._is_dir(base):
                     found = base  # a namespace package: a directory without __init__.py
         self._modules[key] = found
         return found
