@@ -1,0 +1,127 @@
+"""pre-commit passes only the staged files; flake8 lints one file: both must see the bug.
+
+The bug lives across files (``serve.py`` removes the legacy way from a class
+whose base, two modules away, applies the modern weight norm).  Only
+``serve.py`` is staged, so the hook gets that one path.  The hook runs
+through the real ``pre-commit try-repo`` against a snapshot of this
+checkout (pre-commit pip-installs it into a fresh virtualenv, as for a user).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wnaudit.common.options import RunOptions
+from wnaudit.source import lint_files
+
+REPO = Path(__file__).resolve().parents[2]
+BUG_LINE = 5
+FILES = {
+    "voc/__init__.py": "",
+    "voc/base.py": """\
+        import torch.nn as nn
+        from torch.nn.utils import parametrizations
+
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = parametrizations.weight_norm(nn.Conv1d(2, 2, 3))
+        """,
+    "voc/mid.py": "from .base import Base\n\n\nclass Mid(Base):\n    pass\n",
+}
+SERVE = """\
+    from torch.nn.utils import remove_weight_norm
+    from voc.mid import Mid
+
+    def fold():
+        remove_weight_norm(Mid().conv)
+    """
+
+needs_tools = pytest.mark.skipif(
+    importlib.util.find_spec("pre_commit") is None or shutil.which("git") is None,
+    reason="pre-commit and git are needed to run the real hook",
+)
+
+
+def _git(*args: str, cwd: Path) -> str:
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="wnaudit tests", GIT_AUTHOR_EMAIL="tests@wnaudit.invalid",
+        GIT_COMMITTER_NAME="wnaudit tests", GIT_COMMITTER_EMAIL="tests@wnaudit.invalid",
+    )
+    command = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args]
+    return subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def _project(root: Path) -> Path:
+    """A repository where the package is committed and only the using file is staged."""
+    project = root / "project"
+    for name, text in FILES.items():
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    _git("init", "-q", cwd=project)
+    _git("add", "-A", cwd=project)
+    _git("commit", "-q", "-m", "the package", cwd=project)
+    (project / "voc" / "serve.py").write_text(textwrap.dedent(SERVE))
+    _git("add", "voc/serve.py", cwd=project)
+    assert _git("diff", "--cached", "--name-only", cwd=project).split() == ["voc/serve.py"]
+    return project
+
+
+def _snapshot(root: Path) -> Path:
+    """This working tree (tracked and untracked, minus ignored) committed, for try-repo."""
+    snapshot = root / "hook-repo"
+    listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO)
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            target = snapshot / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    _git("init", "-q", cwd=snapshot)
+    _git("add", "-A", cwd=snapshot)
+    _git("commit", "-q", "-m", "snapshot", cwd=snapshot)
+    return snapshot
+
+
+@needs_tools
+def test_pre_commit_with_only_the_using_file_staged_fails_on_the_bug(tmp_path: Path):
+    project = _project(tmp_path)
+    hook_repo = _snapshot(tmp_path)
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)  # the hook must run the installed snapshot, not this checkout
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "wnaudit", "--files", "voc/serve.py", "--color", "never"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=480,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert re.search(rf"voc/serve\.py:{BUG_LINE}:\d+: WN101", output), output
+    assert "base.py" not in output and "mid.py" not in output  # findings only for the file asked about
+
+
+def test_flake8_on_the_one_file_reports_the_bug(tmp_path: Path):
+    project = tmp_path / "project"
+    for name, text in {**FILES, "voc/serve.py": SERVE}.items():
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    proc = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "WN", "voc/serve.py"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"voc/serve.py:{BUG_LINE}:5: WN101 "), proc.stdout + proc.stderr
+    whole = lint_files(sorted((project / "voc").glob("*.py")), RunOptions()).findings
+    assert [(Path(f.path).name, f.code, f.line, f.column) for f in whole] == [("serve.py", "WN101", BUG_LINE, 5)]
