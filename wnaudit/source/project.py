@@ -17,13 +17,12 @@ importing file itself lives in that package.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from .resolve import API_ROOTS
 
@@ -43,6 +42,8 @@ class Location:
     search: tuple[Path, ...]
     #: Installed third-party code is followed only inside this directory (the file's own top-level package).
     home: Path
+    #: Files with the same search path and home resolve every import alike: this number says which.
+    view: int = 0
 
 
 def _resolved(path: Path | str) -> Path:
@@ -58,19 +59,26 @@ class Project:
     def __init__(self, roots: Iterable[Path | str] = ()) -> None:
         self.roots: tuple[Path, ...] = tuple(dict.fromkeys(_resolved(r) for r in roots))
         self._locations: dict[Path, Location] = {}
+        self._by_name: dict[str, Location] = {}
         self._modules: dict[tuple[Path, str], Path | None] = {}
+        self._resolutions: dict[tuple[int, str], tuple[Path, str] | None] = {}
+        self._views: dict[tuple[tuple[Path, ...], Path], int] = {}
         # File-system answers are cached for one run (the import system caches directory listings too).
-        self._is_file = functools.lru_cache(maxsize=None)(Path.is_file)
-        self._is_dir = functools.lru_cache(maxsize=None)(Path.is_dir)
+        self._isfile = functools.lru_cache(maxsize=None)(os.path.isfile)
+        self._isdir = functools.lru_cache(maxsize=None)(os.path.isdir)
 
     def _is_package_dir(self, directory: Path) -> bool:
-        return self._is_file(directory / "__init__.py")
+        return self._isfile(os.path.join(directory, "__init__.py"))
 
     def locate(self, path: Path | str) -> Location:
-        resolved = _resolved(path)
-        found = self._locations.get(resolved)
+        name = str(path)
+        found = self._by_name.get(name)
         if found is None:
-            found = self._locations[resolved] = self._locate(resolved)
+            resolved = _resolved(path)
+            found = self._locations.get(resolved)
+            if found is None:
+                found = self._locations[resolved] = self._locate(resolved)
+            self._by_name[name] = found
         return found
 
     def _locate(self, path: Path) -> Location:
@@ -90,7 +98,9 @@ class Project:
         if not in_package:
             search.append(path.parent)  # a script sees its own directory first
         search.extend(self.roots)
-        return Location(path, ".".join(parts), is_package, tuple(dict.fromkeys(search)), home)
+        unique = tuple(dict.fromkeys(search))
+        view = self._views.setdefault((unique, home), len(self._views))
+        return Location(path, ".".join(parts), is_package, unique, home, view)
 
     def _namespace_root(self, top_dir: Path) -> Path | None:
         """The deepest source root at or above ``top_dir`` whose path below it spells a module name."""
@@ -125,14 +135,14 @@ class Project:
         parts = dotted.split(".")
         found: Path | None = None
         if all(part.isidentifier() for part in parts):
-            base = root.joinpath(*parts)
-            for candidate in (base / "__init__.py", *(base.with_name(base.name + s) for s in _SOURCE_SUFFIXES)):
-                if self._is_file(candidate):
-                    found = candidate
+            base = os.path.join(root, *parts)
+            for candidate in (os.path.join(base, "__init__.py"), *(base + suffix for suffix in _SOURCE_SUFFIXES)):
+                if self._isfile(candidate):
+                    found = Path(candidate)
                     break
             else:
-                if self._is_dir(base):
-                    found = base  # a namespace package: a directory without __init__.py
+                if self._isdir(base):
+                    found = Path(base)  # a namespace package: a directory without __init__.py
         self._modules[key] = found
         return found
 
@@ -149,38 +159,50 @@ class Project:
         ``pkg/mod.py``, ``Class.method``), as attribute access after import does.
         A namespace package has no file: names in it are submodules or nothing.
         """
+        key = (location.view, dotted)
+        if key in self._resolutions:
+            return self._resolutions[key]
+        result: tuple[Path, str] | None = None
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):
             found = self.module_file(".".join(parts[:cut]), location)
             if found is None:
                 continue
-            if found.suffix not in _SOURCE_SUFFIXES:
-                return None
-            return found, ".".join(parts[cut:])
-        return None
+            if found.suffix in _SOURCE_SUFFIXES:
+                result = (found, ".".join(parts[cut:]))
+            break
+        self._resolutions[key] = result
+        return result
 
 
 # -- which files can matter, decided from their bytes ------------------------
 
-_FROM_IMPORT = re.compile(rb"\bfrom[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n;#\\]|\\\n)*)")
-_IMPORT = re.compile(rb"(?<![\w.])import[ \t]+((?:[^\n;#\\]|\\\n)*)")
+#: An import statement, matched where a statement may start (a line's start, or after ``;`` or ``:``).
+_STATEMENT = re.compile(
+    rb"[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n;#\\]|\\\n)*)"
+    rb"|import[ \t]+((?:[^\n;#\\]|\\\n)*))",
+)
+_STATEMENT_INSIDE_LINE = re.compile(rb"[;:](?=[ \t]*(?:from|import)\b)")
 _NAME = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
 def imported_modules(data: bytes, location: Location) -> list[str]:
     """Every module an import statement in ``data`` may load, as absolute dotted names.
 
-    Found with regular expressions, not a parse: a superset (imports in
-    strings and comments count too) that costs a scan, so deciding that a file
-    cannot matter never needs its syntax tree.
+    Found with a regular expression, not a parse: a superset (imports in
+    strings count too) that costs a scan, so deciding that a file cannot
+    matter never needs its syntax tree.
     """
+    if b"import" not in data:
+        return []
     package = location.module.split(".") if location.module else []
     if not location.is_package:
         package = package[:-1]
     out: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for match in _FROM_IMPORT.finditer(data):
-        spans.append(match.span())
+    for match in _statements(data):
+        if match.group(3) is not None:
+            out.extend(n.decode("ascii", "replace") for n in _NAME.findall(match.group(3)) if n != b"as")
+            continue
         module = match.group(1).decode("ascii", "replace")
         level = len(module) - len(module.lstrip("."))
         module = module[level:]
@@ -193,19 +215,23 @@ def imported_modules(data: bytes, location: Location) -> list[str]:
         if module:
             out.append(module)
         out.extend(f"{module}.{name}" if module else name for name in names if name not in ("as", "import"))
-    covered = _Spans(spans)
-    for match in _IMPORT.finditer(data):
-        if covered.contains(match.start()):
-            continue
-        out.extend(n.decode("ascii", "replace") for n in _NAME.findall(match.group(1)))
     return list(dict.fromkeys(out))
 
 
-class _Spans:
-    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
-        self.spans = sorted(spans)
-        self.starts = [s for s, _ in self.spans]
-
-    def contains(self, offset: int) -> bool:
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index >= 0 and self.spans[index][0] <= offset < self.spans[index][1]
+def _statements(data: bytes) -> "Iterable[re.Match[bytes]]":
+    """Import statements around each occurrence of ``import`` (a find, then a match on its line)."""
+    position = data.find(b"import")
+    done = -1
+    while position >= 0:
+        line_start = data.rfind(b"\n", 0, position) + 1
+        line_end = data.find(b"\n", position)
+        line_end = len(data) if line_end < 0 else line_end
+        starts = [line_start] + [m.end() for m in _STATEMENT_INSIDE_LINE.finditer(data, line_start, line_end)]
+        for start in starts:
+            if start <= done:
+                continue
+            match = _STATEMENT.match(data, start)
+            if match is not None and match.end() > start and (match.group(1) is not None or match.group(3) is not None):
+                done = max(done, match.end())
+                yield match
+        position = data.find(b"import", max(position + 6, done))

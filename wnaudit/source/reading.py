@@ -6,7 +6,9 @@ catalogue's API leaf names cannot contain a finding, so it is never parsed.
 
 from __future__ import annotations
 
+import bisect
 import io
+import re
 import tokenize
 from dataclasses import dataclass
 
@@ -45,6 +47,38 @@ def may_have_findings(data: bytes) -> bool:
 def may_hold_facts(data: bytes) -> bool:
     """Can this file, imported by a linted one, tell the rules anything? It names a parametrization API."""
     return any(needle in data for needle in FACT_NEEDLES)
+
+
+#: A line that starts at column 0 with code (not blank, not a comment).
+_TOP_LINE = re.compile(rb"^[^ \t\r\n#\f]", re.M)
+_DEFINITION_STARTS = (b"def ", b"def\t", b"class ", b"class\t", b"async ", b"@")
+
+
+def may_bind_api_at_module_level(data: bytes) -> bool:
+    """Could this file bind an API name at module level (``from torch.nn.utils import weight_norm``)?
+
+    True unless every mention of an API name sits inside a top-level ``def``
+    or ``class`` (the last line at column 0 before it opens one): names bound
+    there are not the module's, so other files cannot import them.
+    """
+    positions = [m for needle in FACT_NEEDLES for m in _occurrences(data, needle)]
+    if not positions:
+        return False
+    tops = [m.start() for m in _TOP_LINE.finditer(data)]
+    for position in positions:
+        index = bisect.bisect_right(tops, position) - 1
+        if index < 0 or not data.startswith(_DEFINITION_STARTS, tops[index]):
+            return True
+    return False
+
+
+def _occurrences(data: bytes, needle: bytes) -> list[int]:
+    out = []
+    start = data.find(needle)
+    while start >= 0:
+        out.append(start)
+        start = data.find(needle, start + 1)
+    return out
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from ..core import catalogue
 from .analysis import Aliases
 from .model import FileSummary
 from .project import Location, Project, imported_modules
-from .reading import SourceError, may_have_findings, may_hold_facts
+from .reading import SourceError, may_bind_api_at_module_level, may_have_findings, may_hold_facts
 from .resolve import API_ROOTS
 
 logger = logging.getLogger(__name__)
@@ -41,25 +41,30 @@ class Workspace:
         self._closure: dict[Path, bool] = {}
         self._exports_api: dict[Path, bool] = {}
         self._api_memo: dict[tuple[Path, str], frozenset[str]] = {}
+        self._deps: dict[Path, list[Path]] = {}
 
     # -- reading ------------------------------------------------------------
     def _data(self, path: Path) -> bytes | None:
-        if path not in self._bytes:
-            try:
-                self._bytes[path] = path.read_bytes() if path.is_file() else None
-            except OSError as error:
-                logger.debug("%s: not read as a dependency: %s", path, error)
-                self._bytes[path] = None
-        return self._bytes[path]
+        """The file's bytes (not kept: a tree's worth of source would stay in memory)."""
+        if path in self._bytes:
+            return self._bytes[path]
+        try:
+            return path.read_bytes() if path.is_file() else None
+        except OSError as error:
+            logger.debug("%s: not read as a dependency: %s", path, error)
+            return None
 
     def _dependencies(self, path: Path, data: bytes) -> list[Path]:
-        location = self.project.locate(path)
-        out: list[Path] = []
-        for dotted in imported_modules(data, location):
-            found = self.project.resolve(dotted, location)
-            if found is not None and found[0] != path:
-                out.append(found[0])
-        return list(dict.fromkeys(out))
+        cached = self._deps.get(path)
+        if cached is None:
+            location = self.project.locate(path)
+            out: list[Path] = []
+            for dotted in imported_modules(data, location):
+                found = self.project.resolve(dotted, location)
+                if found is not None and found[0] != path and not found[1]:
+                    out.append(found[0])  # a module; ``pkg.name`` resolving into ``pkg`` adds nothing new
+            cached = self._deps[path] = list(dict.fromkeys(out))
+        return cached
 
     def may_matter(self, path: Path) -> bool:
         """Could this file contribute a weight-norm fact? It or a module it imports mentions an API name."""
@@ -79,7 +84,6 @@ class Workspace:
         if may_have_findings(data):
             return True
         location = self.project.locate(path)
-        self._bytes.setdefault(location.path, data)
         return any(self._may_export_api(dep) for dep in self._dependencies(location.path, data))
 
     def _may_export_api(self, path: Path) -> bool:
@@ -89,13 +93,14 @@ class Workspace:
         data = self._data(path)
         result = False
         if data is not None:
-            if may_hold_facts(data):
+            if may_bind_api_at_module_level(data):
                 summary = self.first(path)
-                result = summary is not None and any(self._names_api(summary, name) for name in summary.exports) or bool(
-                    summary is not None and any(m.partition(".")[0] in API_ROOTS for m in summary.star_modules)
+                result = summary is not None and (
+                    any(self._names_api(summary, name) for name in summary.exports)
+                    or any(m.partition(".")[0] in API_ROOTS for m in summary.star_modules)
                 )
-            else:
-                result = any(self._may_export_api(dep) for dep in self._dependencies(path, data))
+            # It may also re-export what a module it imports binds.
+            result = result or any(self._may_export_api(dep) for dep in self._dependencies(path, data))
         self._exports_api[path] = result
         return result
 
@@ -184,7 +189,7 @@ class Workspace:
         self._api_memo[key] = frozenset()  # a cycle of re-exports binds nothing
         result: set[str] = set()
         found = self.project.resolve(dotted, location)
-        if found is not None and found[1]:
+        if found is not None and found[1] and self._may_export_api(found[0]):
             target_path, inner = found
             target = self.first(target_path)
             if target is not None:
