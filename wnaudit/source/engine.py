@@ -93,7 +93,7 @@ def _prefilter(path_text: str, workspace: Workspace) -> tuple[_Scanned | None, i
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
     try:
-        if not workspace.may_have_findings(Path(path_text), data):
+        if not workspace.may_have_findings(workspace.project.locate(path_text).path, data):
             decode(data)  # still report binary / undecodable files
             return _Scanned(path_text), 0
     except SourceError as error:
@@ -124,7 +124,7 @@ def _scan_all(files: Sequence[Path], jobs: int, workspace: Workspace) -> list[_S
         results.append(done)
         if done is None:
             candidates.append((index, size))
-    tasks = {index: (names[index], workspace.project.locate(names[index])) for index, _ in candidates}
+    tasks = {index: (names[index], workspace.project.locate_input(names[index])) for index, _ in candidates}
     workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(candidates))
     total = sum(size for _, size in candidates)
     if workers > 1 and (jobs > 1 or total >= PARALLEL_BYTES):
@@ -255,7 +255,7 @@ def _fix_one(
         new_data, applied = apply_fixes(data, summary, fixes, keep)
         if not applied or new_data == data:
             return None
-        location = workspace.project.locate(path)
+        location = workspace.project.locate_input(path)
         new_summary = summarize_at(new_data, summary.path, location)  # proves the result is valid Python
         new_summary = workspace.complete(new_summary, new_data)
     except (OSError, FixError, SourceError) as error:
@@ -301,7 +301,7 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
 
 def _summarize_given(source: str | bytes, path: str, workspace: Workspace) -> FileSummary:
     """Summary of in-memory content for ``path``; its imports are read from disk as needed."""
-    summary = summarize_at(source, path, workspace.project.locate(path))
+    summary = summarize_at(source, path, workspace.project.locate_input(path))
     return workspace.adopt([summary], {path: source})[0]
 
 
@@ -319,7 +319,7 @@ def fix_source(source: str | bytes, path: str, config: Config | None = None) -> 
         return source, []
     try:
         new_source, applied = apply_fixes(source, summary, fixes)
-        summarize_at(new_source, path, workspace.project.locate(path))
+        summarize_at(new_source, path, workspace.project.locate_input(path))
     except (FixError, SourceError) as error:
         logger.warning("%s: fix not applied: %s", path, error)
         return source, []

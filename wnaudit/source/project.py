@@ -63,6 +63,7 @@ class Project:
         self._modules: dict[tuple[Path, str], Path | None] = {}
         self._resolutions: dict[tuple[int, str], tuple[Path, str] | None] = {}
         self._views: dict[tuple[tuple[Path, ...], Path], int] = {}
+        self._module_files: dict[tuple[int, str], Path | None] = {}
         # File-system answers are cached for one run (the import system caches directory listings too).
         self._isfile = functools.lru_cache(maxsize=None)(os.path.isfile)
         self._isdir = functools.lru_cache(maxsize=None)(os.path.isdir)
@@ -70,11 +71,16 @@ class Project:
     def _is_package_dir(self, directory: Path) -> bool:
         return self._isfile(os.path.join(directory, "__init__.py"))
 
+    def locate_input(self, path: Path | str) -> Location:
+        """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
+        return self.locate(_resolved(path))
+
     def locate(self, path: Path | str) -> Location:
+        """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""
         name = str(path)
         found = self._by_name.get(name)
         if found is None:
-            resolved = _resolved(path)
+            resolved = Path(os.path.abspath(name))
             found = self._locations.get(resolved)
             if found is None:
                 found = self._locations[resolved] = self._locate(resolved)
@@ -118,6 +124,12 @@ class Project:
         """The file (or namespace directory) that ``import dotted`` finds from ``location``."""
         if not dotted or dotted.partition(".")[0] in API_ROOTS:
             return None
+        key = (location.view, dotted)
+        if key not in self._module_files:
+            self._module_files[key] = self._module_file(dotted, location)
+        return self._module_files[key]
+
+    def _module_file(self, dotted: str, location: Location) -> Path | None:
         namespace: Path | None = None
         for root in location.search:
             found = self._in_root(root, dotted)
@@ -186,22 +198,41 @@ _STATEMENT_INSIDE_LINE = re.compile(rb"[;:](?=[ \t]*(?:from|import)\b)")
 _NAME = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
-def imported_modules(data: bytes, location: Location) -> list[str]:
-    """Every module an import statement in ``data`` may load, as absolute dotted names.
+@dataclass(frozen=True)
+class ImportBinding:
+    """What one import binds: ``bound`` (a name, or ``*``) from ``module``, attribute ``attribute`` (``*``: all)."""
+
+    bound: str
+    module: str
+    attribute: str
+
+
+_SEGMENT = re.compile(rb"([A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*|\*)(?:\s+as\s+([A-Za-z_]\w*))?")
+
+
+def import_bindings(data: bytes, location: Location) -> list[ImportBinding]:
+    """Every binding an import statement in ``data`` may make, with absolute module names.
 
     Found with a regular expression, not a parse: a superset (imports in
     strings count too) that costs a scan, so deciding that a file cannot
-    matter never needs its syntax tree.
+    matter never needs its syntax tree.  ``from pkg import name`` gives two
+    readings, ``name`` as an attribute of ``pkg`` and as the module ``pkg.name``.
     """
     if b"import" not in data:
         return []
     package = location.module.split(".") if location.module else []
     if not location.is_package:
         package = package[:-1]
-    out: list[str] = []
+    out: list[ImportBinding] = []
     for match in _statements(data):
         if match.group(3) is not None:
-            out.extend(n.decode("ascii", "replace") for n in _NAME.findall(match.group(3)) if n != b"as")
+            for segment in _SEGMENT.finditer(match.group(3)):
+                dotted = re.sub(rb"\s", b"", segment.group(1)).decode("ascii", "replace")
+                alias = segment.group(2)
+                bound = alias.decode("ascii") if alias else dotted.partition(".")[0]
+                out.append(ImportBinding(bound, dotted, "*"))
+                if not alias and "." in dotted:
+                    out.append(ImportBinding(bound, dotted.partition(".")[0], "*"))
             continue
         module = match.group(1).decode("ascii", "replace")
         level = len(module) - len(module.lstrip("."))
@@ -211,10 +242,17 @@ def imported_modules(data: bytes, location: Location) -> list[str]:
                 continue
             base = package[: len(package) - (level - 1)]
             module = ".".join([*base, *([module] if module else [])])
-        names = [n.decode("ascii", "replace") for n in _NAME.findall(match.group(2))]
-        if module:
-            out.append(module)
-        out.extend(f"{module}.{name}" if module else name for name in names if name not in ("as", "import"))
+        for segment in _SEGMENT.finditer(match.group(2)):
+            name = segment.group(1).decode("ascii", "replace")
+            if name in ("import", "as"):
+                continue
+            if name == "*":
+                out.append(ImportBinding("*", module, "*"))
+                continue
+            bound = segment.group(2).decode("ascii") if segment.group(2) else name
+            if module:
+                out.append(ImportBinding(bound, module, name))
+            out.append(ImportBinding(bound, f"{module}.{name}" if module else name, "*"))
     return list(dict.fromkeys(out))
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from ..core import catalogue
 from .analysis import Aliases
 from .model import FileSummary
-from .project import Location, Project, imported_modules
+from .project import ImportBinding, Location, Project, import_bindings
 from .reading import SourceError, may_bind_api_at_module_level, may_have_findings, may_hold_facts
 from .resolve import API_ROOTS
 
@@ -39,9 +39,10 @@ class Workspace:
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
         self._final: dict[Path, FileSummary | None] = {}
         self._closure: dict[Path, bool] = {}
-        self._exports_api: dict[Path, bool] = {}
+        self._exports_api: dict[tuple[Path, str], bool] = {}
         self._api_memo: dict[tuple[Path, str], frozenset[str]] = {}
-        self._deps: dict[Path, list[Path]] = {}
+        self._scans: dict[Path, tuple[bool, dict[str, list[tuple[ImportBinding, Path]]]] | None] = {}
+        self._deps: dict[Path, dict[str, list[tuple[ImportBinding, Path]]]] = {}
 
     # -- reading ------------------------------------------------------------
     def _data(self, path: Path) -> bytes | None:
@@ -54,17 +55,31 @@ class Workspace:
             logger.debug("%s: not read as a dependency: %s", path, error)
             return None
 
-    def _dependencies(self, path: Path, data: bytes) -> list[Path]:
+    def _bindings(self, path: Path, data: bytes) -> dict[str, list[tuple[ImportBinding, Path]]]:
+        """The file's import bindings whose module is a project file (or namespace directory), by bound name."""
         cached = self._deps.get(path)
         if cached is None:
             location = self.project.locate(path)
-            out: list[Path] = []
-            for dotted in imported_modules(data, location):
-                found = self.project.resolve(dotted, location)
-                if found is not None and found[0] != path and not found[1]:
-                    out.append(found[0])  # a module; ``pkg.name`` resolving into ``pkg`` adds nothing new
-            cached = self._deps[path] = list(dict.fromkeys(out))
+            cached = {}
+            for binding in import_bindings(data, location):
+                found = self.project.module_file(binding.module, location)
+                if found is not None and found != path:
+                    cached.setdefault(binding.bound, []).append((binding, found))
+            self._deps[path] = cached
         return cached
+
+    def _scan(self, path: Path) -> tuple[bool, dict[str, list[tuple[ImportBinding, Path]]]] | None:
+        """Byte-level facts of a module file, read once: binds an API at module level?, its import bindings."""
+        if path in self._scans:
+            return self._scans[path]
+        data = self._data(path) if path.suffix in (".py", ".pyi") else None
+        result = None if data is None else (may_bind_api_at_module_level(data), self._bindings(path, data))
+        self._scans[path] = result
+        return result
+
+    def _all_bindings(self, path: Path, data: bytes) -> Iterator[tuple[ImportBinding, Path]]:
+        for found in self._bindings(path, data).values():
+            yield from found
 
     def may_matter(self, path: Path) -> bool:
         """Could this file contribute a weight-norm fact? It or a module it imports mentions an API name."""
@@ -74,7 +89,7 @@ class Workspace:
         self._closure[path] = False  # an import cycle adds nothing new
         data = self._data(path)
         result = data is not None and (
-            may_hold_facts(data) or any(self.may_matter(dep) for dep in self._dependencies(path, data))
+            may_hold_facts(data) or any(self.may_matter(dep) for _, dep in self._all_bindings(path, data))
         )
         self._closure[path] = result
         return result
@@ -84,24 +99,38 @@ class Workspace:
         if may_have_findings(data):
             return True
         location = self.project.locate(path)
-        return any(self._may_export_api(dep) for dep in self._dependencies(location.path, data))
+        return any(self.may_export_api(dep, binding.attribute) for binding, dep in self._all_bindings(location.path, data))
 
-    def _may_export_api(self, path: Path) -> bool:
-        if path in self._exports_api:
-            return self._exports_api[path]
-        self._exports_api[path] = False
-        data = self._data(path)
+    def may_export_api(self, path: Path, name: str) -> bool:
+        """Could the module ``path`` hold a torch API under the attribute ``name`` (``*``: any attribute)?
+
+        Decided from bytes while no file on the way binds an API name at
+        module level (the common case: nothing to parse); such a file is
+        parsed and its bindings answer exactly.
+        """
+        key = (path, name)
+        if key in self._exports_api:
+            return self._exports_api[key]
+        self._exports_api[key] = False  # a cycle of re-exports binds nothing
+        scanned = self._scan(path)
         result = False
-        if data is not None:
-            if may_bind_api_at_module_level(data):
+        if scanned is not None:
+            module_level, by_name = scanned
+            if module_level:
                 summary = self.first(path)
-                result = summary is not None and (
-                    any(self._names_api(summary, name) for name in summary.exports)
-                    or any(m.partition(".")[0] in API_ROOTS for m in summary.star_modules)
-                )
+                if summary is not None:
+                    names = list(summary.exports) if name == "*" else [name]
+                    result = any(self._names_api(summary, n) for n in names) or any(
+                        m.partition(".")[0] in API_ROOTS for m in summary.star_modules
+                    )
             # It may also re-export what a module it imports binds.
-            result = result or any(self._may_export_api(dep) for dep in self._dependencies(path, data))
-        self._exports_api[path] = result
+            if not result:
+                reached = (
+                    [item for found in by_name.values() for item in found]
+                    if name == "*" else [*by_name.get(name, ()), *by_name.get("*", ())]
+                )
+                result = any(self.may_export_api(dep, binding.attribute) for binding, dep in reached)
+        self._exports_api[key] = result
         return result
 
     # -- summaries ------------------------------------------------------------
@@ -189,7 +218,7 @@ class Workspace:
         self._api_memo[key] = frozenset()  # a cycle of re-exports binds nothing
         result: set[str] = set()
         found = self.project.resolve(dotted, location)
-        if found is not None and found[1] and self._may_export_api(found[0]):
+        if found is not None and found[1] and self.may_export_api(found[0], found[1].partition(".")[0]):
             target_path, inner = found
             target = self.first(target_path)
             if target is not None:
