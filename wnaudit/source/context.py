@@ -47,12 +47,15 @@ class Context:
         self._file_styles: dict[tuple[str, str], frozenset[str]] = {}
 
     # -- files ----------------------------------------------------------------
-    def _summary(self, file: str) -> FileSummary | None:
+    def _summary(self, file: str, name: str = "*") -> FileSummary | None:
+        """The file's summary, read when its attribute ``name`` may matter (``*``: the whole module)."""
         if file in self._loaded:
             return self._loaded[file]
         summary = self._given.get(file)
         if summary is None:
-            summary = self.workspace.summary(Path(file))
+            summary = self.workspace.summary(Path(file), name)
+            if summary is None:
+                return None  # not for this name; another may still need the file
         self._loaded[file] = summary
         if summary is not None:
             self._index(file, summary)
@@ -93,7 +96,7 @@ class Context:
             return ()
         target_path, inner = found
         target_file = str(target_path)
-        target = self._summary(target_file)
+        target = self._summary(target_file, inner.partition(".")[0] or "*")
         if target is None:
             return ()
         return self._member(target, target_file, inner, depth)

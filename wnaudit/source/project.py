@@ -22,7 +22,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from .resolve import API_ROOTS
 
@@ -64,11 +64,12 @@ class Project:
         self._resolutions: dict[tuple[int, str], tuple[Path, str] | None] = {}
         self._views: dict[tuple[tuple[Path, ...], Path], int] = {}
         self._module_files: dict[tuple[int, str], Path | None] = {}
+        self._directories: dict[str, tuple[tuple[str, ...], str, bool, Path | None, tuple[Path, ...]]] = {}
         # File-system answers are cached for one run (the import system caches directory listings too).
         self._isfile = functools.lru_cache(maxsize=None)(os.path.isfile)
         self._isdir = functools.lru_cache(maxsize=None)(os.path.isdir)
 
-    def _is_package_dir(self, directory: Path) -> bool:
+    def _is_package_dir(self, directory: Path | str) -> bool:
         return self._isfile(os.path.join(directory, "__init__.py"))
 
     def locate_input(self, path: Path | str) -> Location:
@@ -89,34 +90,47 @@ class Project:
 
     def _locate(self, path: Path) -> Location:
         is_package = path.name == "__init__.py"
-        parts = [] if is_package else [path.stem]
-        directory = path.parent
-        while self._is_package_dir(directory) and directory != directory.parent:
-            parts.insert(0, directory.name)
-            directory = directory.parent
-        top_dir = directory
-        in_package = self._is_package_dir(path.parent)
-        home = top_dir / parts[0] if in_package and parts else path
-        naming_root = self._namespace_root(top_dir)
-        if naming_root is not None and naming_root != top_dir:
-            parts = [*top_dir.relative_to(naming_root).parts, *parts]
-        search = [naming_root or top_dir, top_dir]
-        if not in_package:
-            search.append(path.parent)  # a script sees its own directory first
-        search.extend(self.roots)
-        unique = tuple(dict.fromkeys(search))
+        package_parts, top_dir, in_package, naming_root, view_search = self._directory(str(path.parent))
+        parts = [*package_parts] if is_package else [*package_parts, path.stem]
+        home = Path(top_dir, parts[0]) if in_package and parts else path
+        search = view_search if in_package else (*view_search, path.parent)
+        unique = tuple(dict.fromkeys((*search, *self.roots)))
         view = self._views.setdefault((unique, home), len(self._views))
         return Location(path, ".".join(parts), is_package, unique, home, view)
 
-    def _namespace_root(self, top_dir: Path) -> Path | None:
+    def _directory(self, directory: str) -> tuple[tuple[str, ...], str, bool, Path | None, tuple[Path, ...]]:
+        """Per directory: its package name parts, the directory above the top package, whether it is a package."""
+        cached = self._directories.get(directory)
+        if cached is not None:
+            return cached
+        parts: list[str] = []
+        current = directory
+        while self._is_package_dir(current):
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            parts.insert(0, os.path.basename(current))
+            current = parent
+        top_dir = current
+        naming_root = self._namespace_root(top_dir)
+        if naming_root is not None and str(naming_root) != top_dir:
+            parts = [*Path(top_dir).relative_to(naming_root).parts, *parts]
+        search = (naming_root or Path(top_dir), Path(top_dir))
+        result = (tuple(parts), top_dir, bool(self._is_package_dir(directory)), naming_root, search)
+        self._directories[directory] = result
+        return result
+
+    def _namespace_root(self, top_dir: str) -> Path | None:
         """The deepest source root at or above ``top_dir`` whose path below it spells a module name."""
         best: Path | None = None
         for root in self.roots:
-            if top_dir != root and root not in top_dir.parents:
+            text = str(root)
+            if top_dir != text and not top_dir.startswith(text.rstrip(os.sep) + os.sep):
                 continue
-            if not all(part.isidentifier() for part in top_dir.relative_to(root).parts):
+            below = top_dir[len(text) :].strip(os.sep)
+            if below and not all(part.isidentifier() for part in below.split(os.sep)):
                 continue
-            if best is None or len(root.parts) > len(best.parts):
+            if best is None or len(text) > len(str(best)):
                 best = root
         return best
 
@@ -198,8 +212,7 @@ _STATEMENT_INSIDE_LINE = re.compile(rb"[;:](?=[ \t]*(?:from|import)\b)")
 _NAME = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
-@dataclass(frozen=True)
-class ImportBinding:
+class ImportBinding(NamedTuple):
     """What one import binds: ``bound`` (a name, or ``*``) from ``module``, attribute ``attribute`` (``*``: all)."""
 
     bound: str
@@ -242,17 +255,18 @@ def import_bindings(data: bytes, location: Location) -> list[ImportBinding]:
                 continue
             base = package[: len(package) - (level - 1)]
             module = ".".join([*base, *([module] if module else [])])
-        for segment in _SEGMENT.finditer(match.group(2)):
-            name = segment.group(1).decode("ascii", "replace")
-            if name in ("import", "as"):
-                continue
+        prefix = f"{module}." if module else ""
+        for raw_name, raw_alias in _SEGMENT.findall(match.group(2)):
+            name = raw_name.decode("ascii", "replace")
             if name == "*":
                 out.append(ImportBinding("*", module, "*"))
                 continue
-            bound = segment.group(2).decode("ascii") if segment.group(2) else name
+            if name in ("import", "as"):
+                continue
+            bound = raw_alias.decode("ascii") if raw_alias else name
             if module:
                 out.append(ImportBinding(bound, module, name))
-            out.append(ImportBinding(bound, f"{module}.{name}" if module else name, "*"))
+            out.append(ImportBinding(bound, prefix + name, "*"))
     return list(dict.fromkeys(out))
 
 

@@ -44,9 +44,32 @@ def may_have_findings(data: bytes) -> bool:
     return any(needle in data for needle in NEEDLES)
 
 
+def _apply_leaf_names() -> tuple[tuple[bytes, bytes], ...]:
+    """(apply name, the remover name that contains it) for every applier: ``weight_norm`` / ``remove_weight_norm``."""
+    appliers = {api.rpartition(".")[2] for s in catalogue.SPELLINGS for api in s.apply_apis}
+    removers = {api.rpartition(".")[2] for s in catalogue.SPELLINGS for api in s.remove_apis}
+    out = []
+    for name in sorted(appliers):
+        containing = sorted(r for r in removers if name in r)
+        out.append((name.encode("ascii"), containing[0].encode("ascii") if containing else b""))
+    return tuple(out)
+
+
+_APPLIERS = _apply_leaf_names()
+
+
 def may_hold_facts(data: bytes) -> bool:
-    """Can this file, imported by a linted one, tell the rules anything? It names a parametrization API."""
-    return any(needle in data for needle in FACT_NEEDLES)
+    """Can this file, imported by a linted one, tell the rules anything? It names an API that applies.
+
+    Removals in an imported file decide nothing for the importer; an applier
+    name that only ever occurs inside its remover's name (``remove_weight_norm``)
+    does not count.
+    """
+    for name, remover in _APPLIERS:
+        count = data.count(name)
+        if count and (not remover or count > data.count(remover)):
+            return True
+    return False
 
 
 #: A line that starts at column 0 with code (not blank, not a comment).

@@ -12,6 +12,8 @@ Everything else stays a byte scan.
 from __future__ import annotations
 
 import logging
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -29,6 +31,19 @@ Summarizer = Callable[[bytes, str, Location, "Aliases | None"], FileSummary]
 _MAX_CHAIN = 32
 
 
+#: Names a file binds itself: ``def``/``class`` (any depth) and assignments.
+_DEFINED = re.compile(
+    rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M
+)
+
+
+@dataclass(frozen=True)
+class _Scan:
+    binds_api: bool  # an API name may be bound at module level
+    holds_facts: bool  # an applier API is named
+    bindings: dict[str, list[tuple[ImportBinding, Path]]]
+
+
 class Workspace:
     """Summaries by resolved path, parsed on first need and kept for the run."""
 
@@ -38,10 +53,11 @@ class Workspace:
         self._bytes: dict[Path, bytes | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
         self._final: dict[Path, FileSummary | None] = {}
-        self._closure: dict[Path, bool] = {}
+        self._closure: dict[tuple[Path, str], bool] = {}
         self._exports_api: dict[tuple[Path, str], bool] = {}
         self._api_memo: dict[tuple[Path, str], frozenset[str]] = {}
-        self._scans: dict[Path, tuple[bool, dict[str, list[tuple[ImportBinding, Path]]]] | None] = {}
+        self._scans: dict[Path, _Scan | None] = {}
+        self._definitions: dict[Path, frozenset[str]] = {}
         self._deps: dict[Path, dict[str, list[tuple[ImportBinding, Path]]]] = {}
 
     # -- reading ------------------------------------------------------------
@@ -68,31 +84,64 @@ class Workspace:
             self._deps[path] = cached
         return cached
 
-    def _scan(self, path: Path) -> tuple[bool, dict[str, list[tuple[ImportBinding, Path]]]] | None:
-        """Byte-level facts of a module file, read once: binds an API at module level?, its import bindings."""
+    def _scan(self, path: Path) -> _Scan | None:
+        """Byte-level facts of a module file, read once (None: not a readable source file)."""
         if path in self._scans:
             return self._scans[path]
         data = self._data(path) if path.suffix in (".py", ".pyi") else None
-        result = None if data is None else (may_bind_api_at_module_level(data), self._bindings(path, data))
+        result = None
+        if data is not None:
+            result = _Scan(
+                binds_api=may_bind_api_at_module_level(data),
+                holds_facts=may_hold_facts(data),
+                bindings=self._bindings(path, data),
+            )
         self._scans[path] = result
+        return result
+
+    def may_matter(self, path: Path, name: str = "*") -> bool:
+        """Could the module's attribute ``name`` (``*``: the module) carry a weight-norm fact?
+
+        Decided from bytes: the file applies a parametrization API and the name
+        occurs in it, or the name is defined here (a class or function whose
+        body may use any import) or imported, and what it uses may matter.
+        """
+        path = self.project.locate(path).path
+        key = (path, name)
+        if key in self._closure:
+            return self._closure[key]
+        self._closure[key] = False  # an import cycle adds nothing new
+        scan = self._scan(path)
+        result = False
+        if scan is not None:
+            bindings = scan.bindings
+            every = [item for found in bindings.values() for item in found]
+            if name == "*" or name in self._defined(path):
+                result = scan.holds_facts or any(self.may_matter(dep, b.attribute) for b, dep in every)
+            elif scan.holds_facts and (name in bindings or self._mentions(path, name)):
+                result = True
+            else:
+                reached = [*bindings.get(name, ()), *bindings.get("*", ())]
+                result = any(self.may_matter(dep, b.attribute) for b, dep in reached)
+        self._closure[key] = result
         return result
 
     def _all_bindings(self, path: Path, data: bytes) -> Iterator[tuple[ImportBinding, Path]]:
         for found in self._bindings(path, data).values():
             yield from found
 
-    def may_matter(self, path: Path) -> bool:
-        """Could this file contribute a weight-norm fact? It or a module it imports mentions an API name."""
-        path = self.project.locate(path).path
-        if path in self._closure:
-            return self._closure[path]
-        self._closure[path] = False  # an import cycle adds nothing new
+    def _defined(self, path: Path) -> frozenset[str]:
+        """Names the file binds itself (asked only of files a lint resolves a name into)."""
+        found = self._definitions.get(path)
+        if found is None:
+            data = self._data(path) or b""
+            found = frozenset((m.group(1) or m.group(2)).decode("ascii") for m in _DEFINED.finditer(data))
+            self._definitions[path] = found
+        return found
+
+    def _mentions(self, path: Path, name: str) -> bool:
         data = self._data(path)
-        result = data is not None and (
-            may_hold_facts(data) or any(self.may_matter(dep) for _, dep in self._all_bindings(path, data))
-        )
-        self._closure[path] = result
-        return result
+        return data is not None and re.search(rb"\b" + re.escape(name.encode("ascii", "replace")) + rb"\b", data) is not None
 
     def may_have_findings(self, path: Path, data: bytes) -> bool:
         """Can a linted file hold a finding? It names an API, or imports a project name bound to one."""
@@ -115,7 +164,7 @@ class Workspace:
         scanned = self._scan(path)
         result = False
         if scanned is not None:
-            module_level, by_name = scanned
+            module_level, by_name = scanned.binds_api, scanned.bindings
             if module_level:
                 summary = self.first(path)
                 if summary is not None:
@@ -135,22 +184,23 @@ class Workspace:
 
     # -- summaries ------------------------------------------------------------
     def first(self, path: Path) -> FileSummary | None:
-        """The file's own facts, before names imported from other files are resolved."""
+        """The file's own facts, before names imported from other files are resolved (callers decide it matters)."""
         path = self.project.locate(path).path
         if path not in self._first:
             self._first[path] = None
-            if self.may_matter(path):
-                data = self._data(path)
-                if data is not None:
-                    try:
-                        self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
-                    except SourceError as error:
-                        logger.debug("%s: dependency not analysed: %s", path, error)
+            data = self._data(path)
+            if data is not None:
+                try:
+                    self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
+                except SourceError as error:
+                    logger.debug("%s: dependency not analysed: %s", path, error)
         return self._first[path]
 
-    def summary(self, path: Path) -> FileSummary | None:
-        """The file's facts with cross-file aliases resolved (None: cannot matter or unreadable)."""
+    def summary(self, path: Path, name: str = "*") -> FileSummary | None:
+        """The file's facts with cross-file aliases resolved (None: ``name`` there cannot matter, or unreadable)."""
         path = self.project.locate(path).path
+        if path not in self._final and not self.may_matter(path, name):
+            return None
         if path not in self._final:
             self._final[path] = None
             first = self.first(path)
