@@ -26,7 +26,7 @@ from .context import Context
 from .fixer import FixError, apply_fixes
 from .model import FileSummary
 from .project import Location, Project
-from .reading import SourceError, decode, may_have_findings
+from .reading import SourceError, decode
 from .rules import BY_CODE, Candidate, candidates
 from .workspace import Workspace
 
