@@ -11,6 +11,7 @@ import ast
 import contextlib
 import re
 import sys
+from dataclasses import dataclass
 from typing import Iterator
 
 from ..core import catalogue
@@ -46,17 +47,21 @@ def parse_noqa(lines: list[str]) -> dict[int, frozenset[str]]:
 class _Collector(ast.NodeVisitor):
     """Build scopes and bindings; remember every call with its context."""
 
-    def __init__(self, module: str, package: list[str]) -> None:
+    def __init__(self, module: str, package: list[str], positions: "_Positions") -> None:
+        self.positions = positions
         self.module = module
         self.package = package
         self.star_modules: list[str] = []
         self.scope = Scope("module", module, None)
         self.module_scope = self.scope
         self.unit = module
-        self.function: ast.AST | None = None
-        self.tries: tuple[ast.Try, ...] = ()
+        #: Number of the enclosing function (0: module level); numbers, not nodes, so trees can be freed.
+        self.function = 0
+        self.functions = 0
+        #: Exceptions caught by each enclosing ``try`` (innermost last).
+        self.tries: tuple[frozenset[str], ...] = ()
         self.ifs: tuple[ast.expr, ...] = ()
-        self.calls: list[tuple[ast.Call, Scope, str, ast.AST | None, tuple, tuple]] = []
+        self.calls: list[_CallRecord] = []
         self.bases: list[tuple[str, ast.expr, Scope]] = []
         self.units: list[str] = []
         self.import_targets: list[str] = []
@@ -70,7 +75,8 @@ class _Collector(ast.NodeVisitor):
 
     def _bind_target(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
-            self.scope.bind(target.id, ("expr", value, self.scope) if value is not None else ("opaque",))
+            kept = _slim(value) if value is not None else None
+            self.scope.bind(target.id, ("expr", kept, self.scope) if kept is not None else ("opaque",))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._bind_target(element, None)
@@ -127,7 +133,8 @@ class _Collector(ast.NodeVisitor):
         self.scope = Scope(kind, qualname, self.scope)
         self.tries, self.ifs = (), ()
         if kind == "function":
-            self.function = node
+            self.functions += 1
+            self.function = self.functions
         return saved
 
     def _leave(self, saved: tuple) -> None:
@@ -168,7 +175,9 @@ class _Collector(ast.NodeVisitor):
             self.visit(keyword)
         saved = self._enter(node, "class", node.name)
         for base in node.bases:
-            self.bases.append((self.unit, base, saved[0]))
+            kept = _slim(base)
+            if kept is not None:
+                self.bases.append((self.unit, kept, saved[0]))
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)
@@ -176,7 +185,10 @@ class _Collector(ast.NodeVisitor):
     # -- context ------------------------------------------------------------
     def visit_Try(self, node: ast.Try) -> None:
         saved = self.tries
-        self.tries = (*saved, node)
+        caught: set[str] = set()
+        for handler in node.handlers:
+            caught |= _caught_names(handler)
+        self.tries = (*saved, frozenset(caught))
         for statement in node.body:
             self.visit(statement)
         self.tries = saved
@@ -194,8 +206,69 @@ class _Collector(ast.NodeVisitor):
         self.ifs = saved
 
     def visit_Call(self, node: ast.Call) -> None:
-        self.calls.append((node, self.scope, self.unit, self.function, self.tries, self.ifs))
+        func = _slim(node.func)
+        if func is not None:
+            self.calls.append(
+                _CallRecord(
+                    func, self.scope, self.unit, self.function, self.tries[-1] if self.tries else None, self.ifs,
+                    self.positions.site(node, self.unit), _has_star(node), _tensor_name_missing(node),
+                    _leaves_unparametrized(node),
+                )
+            )
         self.generic_visit(node)
+
+
+@dataclass(frozen=True)
+class _CallRecord:
+    """A call, kept without its syntax tree: what the rules need about it."""
+
+    func: ast.expr
+    scope: Scope
+    unit: str
+    function: int
+    caught: frozenset[str] | None  # what the innermost enclosing try catches; None: no try
+    ifs: tuple[ast.expr, ...]
+    site: Site
+    star_args: bool
+    missing_tensor_name: bool
+    leave_parametrized_false: bool
+
+
+def _slim(node: ast.expr | None, depth: int = 0) -> ast.expr | None:
+    """The part of an expression the resolver can read (names, attributes, choices, getattr/partial calls).
+
+    A binding keeps this instead of the whole value, so a module's trees can
+    be freed as soon as they are walked; None: nothing the resolver reads.
+    """
+    if node is None or depth > 64:
+        return None
+    if isinstance(node, ast.Name):
+        return node
+    if isinstance(node, ast.Attribute):
+        value = _slim(node.value, depth + 1)
+        return ast.Attribute(value=value, attr=node.attr) if value is not None else None
+    if isinstance(node, ast.IfExp):
+        body, orelse = _slim(node.body, depth + 1), _slim(node.orelse, depth + 1)
+        if body is None and orelse is None:
+            return None
+        return ast.BoolOp(op=ast.Or(), values=[v for v in (body, orelse) if v is not None])
+    if isinstance(node, ast.BoolOp):
+        values = [v for v in (_slim(v, depth + 1) for v in node.values) if v is not None]
+        return ast.BoolOp(op=node.op, values=values) if values else None
+    if isinstance(node, ast.NamedExpr):
+        return _slim(node.value, depth + 1)
+    if isinstance(node, ast.Call):
+        func = _slim(node.func, depth + 1)
+        if func is None:
+            return None
+        args: list[ast.expr] = []
+        for arg in node.args[:3]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                args.append(ast.Constant(value=arg.value))
+            else:
+                args.append(_slim(arg, depth + 1) or ast.Constant(value=None))
+        return ast.Call(func=func, args=args, keywords=[])
+    return None
 
 
 class _Positions:
@@ -203,6 +276,8 @@ class _Positions:
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
+        #: Lines before the piece being walked (a piece's trees count lines from its own start).
+        self.offset = 0
 
     def column(self, line: int, byte_offset: int) -> int:
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
@@ -211,10 +286,11 @@ class _Positions:
         return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
 
     def site(self, node: ast.AST, unit: str) -> Site:
-        end_line = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        line = node.lineno + self.offset  # type: ignore[attr-defined]
+        end_line = (node.end_lineno or node.lineno) + self.offset  # type: ignore[attr-defined]
         return Site(
-            line=node.lineno,  # type: ignore[attr-defined]
-            column=self.column(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+            line=line,
+            column=self.column(line, node.col_offset),  # type: ignore[attr-defined]
             end_line=end_line,
             end_column=self.column(end_line, node.end_col_offset or 0),  # type: ignore[attr-defined]
             unit=unit,
@@ -276,6 +352,13 @@ def deep_recursion() -> Iterator[None]:
 Aliases = dict[str, frozenset[str]]
 
 
+#: Source is parsed in pieces of about this many characters (whole top-level statements):
+#: the syntax tree of a piece is freed once walked, so memory follows the piece, not the file.
+CHUNK_CHARS = 1 << 16
+#: A line that may start a top-level statement: code at column 0 that does not continue one.
+_TOP_STATEMENT = re.compile(r"^(?![ \t\r\f#)\]}]|else\b|elif\b|except\b|finally\b|$)", re.M)
+
+
 def analyze(text: str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None) -> FileSummary:
     """Facts of one file. Raises SyntaxError (and ValueError for NUL bytes) from ``ast``.
 
@@ -283,16 +366,57 @@ def analyze(text: str, path: str, module: str, is_package: bool = False, aliases
     APIs they stand for there (``from .compat import weight_norm`` where
     ``compat`` picks the spelling): calls through them count as API calls.
     """
-    tree = ast.parse(text, filename=path)
-    with deep_recursion():
-        return _analyze_tree(tree, text, path, module, is_package, aliases or {})
-
-
-def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_package: bool, aliases: Aliases) -> FileSummary:
     lines = split_lines(text)
     positions = _Positions(lines)
-    collector = _Collector(module, module_package(module, is_package))
-    collector.visit(tree)
+    collector = _Collector(module, module_package(module, is_package), positions)
+    with deep_recursion():
+        for offset, tree in _parse_pieces(text, path):
+            positions.offset = offset
+            for statement in tree.body:
+                collector.visit(statement)
+            del tree
+        return _summarize(collector, lines, path, module, aliases or {})
+
+
+def _parse_pieces(text: str, path: str) -> Iterator[tuple[int, ast.Module]]:
+    """The module's syntax trees, piece by piece, each with the number of lines before it.
+
+    A piece ends where a top-level statement may start; a cut that falls
+    inside a statement (a string or bracket spanning lines, a decorator, an
+    ``else``) does not parse, and the piece grows to the next cut.  A real
+    syntax error is reported as a parse of the whole file reports it.
+    """
+    if len(text) <= CHUNK_CHARS:
+        yield 0, ast.parse(text, filename=path)
+        return
+    cuts = [m.start() for m in _TOP_STATEMENT.finditer(text)]
+    cuts.append(len(text))
+    start, line = 0, 1
+    index = 0
+    while start < len(text):
+        target = start + CHUNK_CHARS
+        while index < len(cuts) - 1 and cuts[index] < target:
+            index += 1
+        while True:
+            end = cuts[index]
+            piece = text[start:end]
+            try:
+                tree = ast.parse(piece, filename=path)
+                break
+            except SyntaxError:
+                if end >= len(text):
+                    ast.parse(text, filename=path)  # raises the error with the whole file's positions
+                    raise
+                grown = start + 2 * (end - start)  # doubling keeps a broken file linear
+                while index < len(cuts) - 1 and cuts[index] < grown:
+                    index += 1
+        yield line - 1, tree
+        # Line breaks as the tokenizer counts them (\r\n, \r, \n).
+        line += piece.count("\n") + piece.count("\r") - piece.count("\r\n")
+        start = end
+
+
+def _summarize(collector: "_Collector", lines: list[str], path: str, module: str, aliases: Aliases) -> FileSummary:
     resolver = Resolver(collector.module_scope, collector.star_modules)
     summary = FileSummary(path=path, module=module, noqa=parse_noqa(lines))
     summary.torch_bound = "torch" in collector.module_scope.bindings and resolver.name(
@@ -304,10 +428,10 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
     refs.setdefault(module, set())
     modern_remover_in: set[int] = set()
     legacy_remover_in: set[int] = set()
-    pending: list[tuple[ast.Call, catalogue.Spelling, str, str, ast.AST | None, tuple, tuple]] = []
+    pending: list[tuple[_CallRecord, catalogue.Spelling, str]] = []
 
-    for call, scope, unit, function, tries, ifs in collector.calls:
-        names = resolver.expr(call.func, scope)
+    for call in collector.calls:
+        names = resolver.expr(call.func, call.scope)
         if not names:
             continue
         if aliases:
@@ -315,6 +439,7 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
             expanded = [aliases[n] for n in names if n in aliases]
             if expanded:
                 names = names.difference(aliases).union(*expanded)
+        unit = call.unit
         refs.setdefault(unit, set()).update(n for n in names if not n.startswith("torch."))
         applied: dict[str, set[str]] = {}
         removal: tuple[catalogue.Spelling, str] | None = None
@@ -335,7 +460,7 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
             direct.setdefault(unit, {}).setdefault(kind, set()).update(styles)
             summary.applications.append(
                 Application(
-                    site=positions.site(call, unit),
+                    site=call.site,
                     kind=kind,
                     styles=frozenset(styles),
                     legacy_only=kind == _WEIGHT_NORM and all_legacy_wn,
@@ -345,35 +470,32 @@ def _analyze_tree(tree: ast.Module, text: str, path: str, module: str, is_packag
         if removal is None:
             continue
         spelling, api = removal
-        if spelling.style is catalogue.Style.MODERN:
-            modern_remover_in.add(id(function))
-        else:
-            legacy_remover_in.add(id(function))
-        pending.append((call, spelling, api, unit, function, tries, ifs))
+        (modern_remover_in if spelling.style is catalogue.Style.MODERN else legacy_remover_in).add(call.function)
+        pending.append((call, spelling, api))
 
-    for call, spelling, api, unit, function, tries, ifs in pending:
+    for call, spelling, api in pending:
         if spelling.style is catalogue.Style.MODERN:
             summary.removals.append(
                 Removal(
-                    site=positions.site(call, unit),
+                    site=call.site,
                     kind="",
                     style=_MODERN,
                     api=api,
-                    guard=_guard(tries, ifs, id(function) in legacy_remover_in, modern=True),
-                    missing_tensor_name=_tensor_name_missing(call),
-                    leave_parametrized_false=_leaves_unparametrized(call),
-                    star_args=_has_star(call),
+                    guard=_guard(call.caught, call.ifs, call.function in legacy_remover_in, modern=True),
+                    missing_tensor_name=call.missing_tensor_name,
+                    leave_parametrized_false=call.leave_parametrized_false,
+                    star_args=call.star_args,
                 )
             )
         else:
             summary.removals.append(
                 Removal(
-                    site=positions.site(call, unit),
+                    site=call.site,
                     kind=spelling.kind.value,
                     style=_LEGACY,
                     api=api,
-                    guard=_guard(tries, ifs, id(function) in modern_remover_in, modern=False),
-                    star_args=_has_star(call),
+                    guard=_guard(call.caught, call.ifs, call.function in modern_remover_in, modern=False),
+                    star_args=call.star_args,
                 )
             )
 
@@ -419,7 +541,7 @@ def _is_api_name(qualified: str) -> bool:
     return qualified.partition(".")[0] in API_ROOTS
 
 
-def _guard(tries: tuple[ast.Try, ...], ifs: tuple[ast.expr, ...], other_spelling_nearby: bool, modern: bool) -> str:
+def _guard(caught: frozenset[str] | None, ifs: tuple[ast.expr, ...], other_spelling_nearby: bool, modern: bool) -> str:
     """How a removal is protected against meeting the other spelling.
 
     ``dual``: the same function also calls the other spelling's remover and
@@ -432,10 +554,7 @@ def _guard(tries: tuple[ast.Try, ...], ifs: tuple[ast.expr, ...], other_spelling
         if _SPELLING_CHECK.search(ast.unparse(test)):
             return "checked"
     swallowers = _CATCHES_MODERN if modern else _SWALLOWS
-    if tries:
-        caught: set[str] = set()
-        for handler in tries[-1].handlers:
-            caught |= _caught_names(handler)
+    if caught is not None:
         if other_spelling_nearby and caught & (swallowers | {"AttributeError", "RuntimeError"}):
             return "dual"
         if caught & swallowers:
