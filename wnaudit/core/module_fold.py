@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from . import torch_api
 from .catalogue import LEGACY_SPECTRAL_NORM_SUFFIXES, LEGACY_WEIGHT_NORM_SUFFIXES, ORIGINAL, PARAMETRIZATIONS_ATTR, SPECTRAL_NORM_LEGACY, WEIGHT_NORM_COMPAT_HOOK, WEIGHT_NORM_LEGACY, Kind, Style
@@ -222,7 +222,7 @@ def _remove_weight_norm_compat_hook(owner: Any, name: str) -> None:
             del hooks[key]
 
 
-def _drop_forward_pre_hook(owner: Any, key: int) -> None:
+def _drop_forward_pre_hook(owner: Any, key: int | None) -> None:
     owner._forward_pre_hooks.pop(key, None)
     for extra in ("_forward_pre_hooks_with_kwargs", "_forward_pre_hooks_always_called"):
         getattr(owner, extra, {}).pop(key, None)
@@ -257,5 +257,5 @@ def _fold_legacy_spectral_norm(live: LiveReparametrization) -> None:
     for hooks in (owner._state_dict_hooks, owner._load_state_dict_pre_hooks):
         for key, wrapped in list(hooks.items()):
             hook_object = getattr(wrapped, "hook", wrapped)
-            if isinstance(hook_object, state_hook_classes) and getattr(hook_object.fn, "name", None) == name:
+            if isinstance(hook_object, state_hook_classes) and getattr(cast(Any, hook_object).fn, "name", None) == name:
                 del hooks[key]

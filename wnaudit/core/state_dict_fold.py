@@ -192,7 +192,7 @@ def _fold_modern_spectral_norm(group: StoredGroup, tensors: Mapping[str, Any]) -
     from . import torch_api
     from .catalogue import MODERN_SPECTRAL_NORM_BUFFERS, SPECTRAL_NORM_MODERN
 
-    parametrization = torch_api.implementation(SPECTRAL_NORM_MODERN)
+    parametrization: Any = torch_api.implementation(SPECTRAL_NORM_MODERN)
     weight, u, v = (tensors[group.key(role)] for role in ("orig", "u", "v"))
     buffers = dict(zip(MODERN_SPECTRAL_NORM_BUFFERS, (u, v)))
 

@@ -141,9 +141,9 @@ class _Collector(ast.NodeVisitor):
         arguments = node.args
         for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
             self.scope.bind(arg.arg, ("opaque",))
-        for arg in (arguments.vararg, arguments.kwarg):
-            if arg is not None:
-                self.scope.bind(arg.arg, ("opaque",))
+        for star_arg in (arguments.vararg, arguments.kwarg):
+            if star_arg is not None:
+                self.scope.bind(star_arg.arg, ("opaque",))
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)
