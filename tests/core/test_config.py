@@ -80,7 +80,7 @@ def test_discovery_sorts_inputs_and_honours_excludes(tmp_path):
     (tmp_path / "g_00500000").write_bytes(b"PK\x03\x04rest")
     (tmp_path / "LICENSE").write_text("text")
     (tmp_path / "notes.txt").write_text("text")
-    found = discover([tmp_path], Config(exclude=("generated",), root=tmp_path))
+    found = discover([tmp_path], Config(extend_exclude=("generated",), root=tmp_path))
     assert [p.name for p in found.sources] == ["a.py", "b.py"]
     assert [p.name for p in found.checkpoints] == ["g_00500000", "model.safetensors"]
     assert found.errors == []

@@ -80,7 +80,7 @@ def test_diff_writes_nothing(tmp_path):
     before = target.read_bytes()
     result = _lint(target, diff=True)
     assert target.read_bytes() == before
-    assert len(result.diffs) == 1 and "+torch.nn.utils.parametrize.remove_parametrizations(conv" in result.diffs[0]
+    assert len(result.diffs) == 1 and b"+torch.nn.utils.parametrize.remove_parametrizations(conv" in result.diffs[0]
     assert [f.code for f in result.findings] == ["WN101"]
 
 
