@@ -44,8 +44,8 @@ def _kind(mode: int) -> str | None:
     return "not a plain file"
 
 
-def _too_large(size: int, limit: int, setting: str | None) -> FileRefused:
-    at_least = "at least " if size == limit + 1 else ""
+def _too_large(size: int, limit: int, setting: str | None, *, grew: bool = False) -> FileRefused:
+    at_least = "at least " if grew else ""
     hint = f" (raise it with {setting} in [tool.wnaudit])" if setting else ""
     return FileRefused(
         f"file is {at_least}{describe_size(size)} ({size:,} bytes), above the {describe_size(limit)} limit{hint}"
@@ -82,5 +82,5 @@ def read_regular_file(path: str | os.PathLike[str], max_bytes: int, *, setting: 
         os.close(descriptor)
     data = b"".join(chunks)
     if len(data) > max_bytes:  # it grew after the stat
-        raise _too_large(len(data), max_bytes, setting)
+        raise _too_large(len(data), max_bytes, setting, grew=True)
     return data
