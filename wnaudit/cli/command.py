@@ -179,8 +179,8 @@ def check(
         result.diffs = []
         stream = sys.stderr
     if output_format != "github":  # github: errors are annotations on stdout already
-        for error in result.errors:
-            click.echo(f"wnaudit: error: {error.path}: {error.message}", err=True)
+        for problem in result.errors:
+            click.echo(f"wnaudit: error: {problem.path}: {problem.message}", err=True)
     color = output_format == "text" and stream.isatty()
     renderer(output_format)(result, stream, color=color, quiet=quiet, statistics=statistics)
     ctx.exit(_exit_status(result, exit_zero))

@@ -247,6 +247,7 @@ def _fix_one(
     try:
         data = read_source_bytes(path, options.config.max_source_bytes)
         new_data, applied = apply_fixes(data, summary, fixes, keep)
+        assert isinstance(new_data, bytes)  # bytes in, bytes out
         if not applied or new_data == data:
             return None
         module, is_package = module_name(path)
