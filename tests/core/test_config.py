@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
 import os
 from dataclasses import replace
 
@@ -210,6 +211,34 @@ def test_any_tool_value_gives_a_config_or_one_line_error(tmp_path_factory, tool)
             config_from_table(table, Path("pyproject.toml"), KNOWN)
     except ConfigError as error:
         assert "\n" not in str(error) and str(error).startswith("pyproject.toml: [tool")
+
+
+def _toml(value) -> str:
+    """A TOML rendering of a generated value (json's string escapes are TOML's; inf/nan spelled as TOML does)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value) if value == value and abs(value) != float("inf") else ("inf" if value > 0 else "-inf")
+    if isinstance(value, (int, str)):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(table=st.dictionaries(_KEYS | st.text(max_size=6), _TOML_VALUES, max_size=5), tool_extra=st.booleans())
+def test_pyproject_text_found_by_walking_up_gives_a_config_or_one_line_error(tmp_path_factory, table, tool_extra):
+    root = tmp_path_factory.mktemp("project")
+    lines = ["[tool.wnaudit]"] + [f"{json.dumps(key)} = {_toml(value)}" for key, value in table.items()]
+    if tool_extra:
+        lines = ["tool = " + _toml(table)] if table else lines
+    (root / "pyproject.toml").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    (root / "src").mkdir()
+    try:
+        load_config([root / "src"], known_codes=KNOWN)
+    except ConfigError as error:
+        assert "\n" not in str(error) and str(error).startswith(f"{root / 'pyproject.toml'}: ")
 
 
 # --- selectors and ruff's select / exclude model (issue 14) ----------------------------------
