@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import click
 
@@ -34,9 +34,10 @@ class _DefaultCommandGroup(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: object) -> click.Context:
+    # Usage errors of the group and of its commands become one ``wnaudit: error:`` line (cli/errors.py).
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
         try:
-            return super().make_context(info_name, args, parent, **extra)  # type: ignore[arg-type]
+            return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as error:
             raise one_line(error) from error
 
