@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import click
 
@@ -17,12 +17,13 @@ from .. import __version__
 from ..bench.command import bench
 from ..common.config import ConfigError, load_config
 from .discovery import discover
+from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
 from ..common.options import RunOptions
 from ..report import FORMATS, renderer
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
 class _DefaultCommandGroup(click.Group):
@@ -32,6 +33,19 @@ class _DefaultCommandGroup(click.Group):
         if not args or args[0] not in self.commands and args[0] not in ("--version",):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    # Usage errors of the group and of its commands become one ``wnaudit: error:`` line (cli/errors.py).
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise one_line(error) from error
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:  # the subcommand's own options and checks
+            raise one_line(error) from error
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         check = self.commands["check"]
@@ -66,9 +80,12 @@ class _CheckCommand(click.Command):
 @click.option("--trust-pickle", is_flag=True, help="Allow unpickling full-module checkpoints. This RUNS CODE FROM THE FILE.")
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
 @click.option("--format", "output_format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
-@click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated).")
+@click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated); replaces the configured selection.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to report on top of the selection (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to skip (comma-separated).")
-@click.option("--exclude", multiple=True, help="Glob patterns of paths to skip in directories.")
+@click.option("--exclude", multiple=True, help="Glob patterns to skip in directory walks; replaces the configured and default excludes.")
+@click.option("--extend-exclude", multiple=True, help="Glob patterns to skip in directory walks, on top of the excludes.")
+@click.option("--force-exclude", is_flag=True, default=None, help="Apply excludes to paths named on the command line too (pre-commit passes it).")
 @click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="pyproject.toml to read [tool.wnaudit] from.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule code.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
@@ -88,8 +105,11 @@ def check(
     fold_spectral: bool,
     output_format: str,
     select: tuple[str, ...],
+    extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    force_exclude: bool | None,
     config_path: Path | None,
     statistics: bool,
     exit_zero: bool,
@@ -112,12 +132,18 @@ def check(
         raise click.UsageError("--fix and --diff are exclusive: --diff only shows what --fix would write")
     if output is not None and not fix:
         raise click.UsageError("-o/--output needs --fix")
+    if output is not None:
+        _check_output_path(output)
+    from ..report.codes import code_registry
+
+    known = code_registry()
     try:
-        config = load_config(list(paths), config_path).with_overrides(
-            select=_split_codes(select), ignore=_split_codes(ignore), exclude=exclude
+        config = load_config(list(paths), config_path, known_codes=known).with_overrides(
+            select=_split_codes(select), extend_select=_split_codes(extend_select), ignore=_split_codes(ignore),
+            exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude, known_codes=known,
         )
     except ConfigError as error:
-        raise click.UsageError(str(error)) from error
+        raise OneLineUsageError(str(error)) from error
 
     inputs = discover(list(paths), config)
     if output is not None and (len(inputs.checkpoints) != 1 or inputs.sources):
@@ -147,13 +173,40 @@ def check(
         result.extend(audit_checkpoints(inputs.checkpoints, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
 
-    stdout = sys.stdout
+    # --diff: stdout carries the patch alone (so `wnaudit --diff | git apply` works); the report goes to stderr.
+    stream = sys.stdout
+    if diff:
+        _write_patches(result.diffs)
+        result.diffs = []
+        stream = sys.stderr
     if output_format != "github":  # github: errors are annotations on stdout already
-        for input_error in result.errors:
-            click.echo(f"wnaudit: error: {input_error.path}: {input_error.message}", err=True)
-    color = output_format == "text" and stdout.isatty()
-    renderer(output_format)(result, stdout, color=color, quiet=quiet, statistics=statistics)
+        for problem in result.errors:
+            click.echo(f"wnaudit: error: {problem.path}: {problem.message}", err=True)
+    color = output_format == "text" and stream.isatty()
+    renderer(output_format)(result, stream, color=color, quiet=quiet, statistics=statistics)
     ctx.exit(_exit_status(result, exit_zero))
+
+
+def _check_output_path(output: Path) -> None:
+    """``-o`` must name a file to write, in a directory that exists; say so before reading anything."""
+    if output.is_dir():
+        raise OneLineUsageError(f"-o/--output: {output} is a directory; give the path of the file to write")
+    parent = output.absolute().parent
+    if not parent.is_dir():
+        raise OneLineUsageError(f"-o/--output: {output}: directory {parent} does not exist")
+
+
+def _write_patches(patches: list[bytes]) -> None:
+    """The ``--diff`` patches, as bytes: each in its file's own encoding, as ``git apply`` needs."""
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    for patch in patches:
+        if binary is not None:
+            binary.write(patch)
+        else:  # a text-only stream (an embedding host): the closest text form
+            sys.stdout.write(patch.decode("utf-8", "surrogateescape"))
+    if binary is not None:
+        binary.flush()
 
 
 def _audit_module(module: object, path: str) -> list[Finding]:
@@ -191,9 +244,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         status = main.main(args=list(argv) if argv is not None else None, prog_name="wnaudit", standalone_mode=False)
     except click.exceptions.Exit as exit_:
         return int(exit_.exit_code)
-    except click.UsageError as error:
-        error.show()
+    except click.UsageError as error:  # raised outside the group's own handling
+        one_line(error).show()
         return EXIT_ERROR
+    except click.ClickException as error:
+        error.show()
+        return int(error.exit_code)
     except SystemExit as exit_:
         return int(exit_.code or 0)
     # Without standalone mode, click returns ctx.exit()'s status instead of raising.

@@ -107,13 +107,14 @@ class RunResult:
     """What one engine (source lint or checkpoint audit) produced for its inputs.
 
     ``findings`` are those still present after the run (fixed ones are moved to
-    ``fixed``); ``diffs`` are unified diffs for ``--diff``.
+    ``fixed``); ``diffs`` are unified diffs for ``--diff``, as bytes in each
+    file's own encoding (the CLI writes them unchanged to stdout).
     """
 
     findings: list[Finding] = field(default_factory=list)
     fixed: list[Finding] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)
+    diffs: list[bytes] = field(default_factory=list)
 
     def extend(self, other: "RunResult") -> None:
         self.findings.extend(other.findings)

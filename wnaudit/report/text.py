@@ -25,8 +25,6 @@ def _style(text: str, color: bool, **style: object) -> str:
 
 def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
     findings = sorted_findings(result)
-    for diff in result.diffs:
-        stream.write(diff if diff.endswith("\n") else diff + "\n")
     for item in findings:
         code_color = "red" if item.severity == Severity.ERROR else "yellow"
         fix_mark = " [*]" if item.fixable else ""

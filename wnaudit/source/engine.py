@@ -10,7 +10,6 @@ back as small picklable summaries.
 from __future__ import annotations
 
 import concurrent.futures
-import difflib
 import functools
 import logging
 import os
@@ -24,9 +23,10 @@ from ..common.findings import Finding, InputError, RunResult, finding
 from ..common.options import RunOptions
 from .analysis import analyze
 from .context import Context
+from .diff import unified_patch
 from .fixer import FixError, apply_fixes
 from .model import FileSummary
-from .reading import SourceError, decode, may_have_findings
+from .reading import SourceError, decode, may_have_findings, read_source_bytes
 from .rules import BY_CODE, Candidate, candidates
 
 logger = logging.getLogger(__name__)
@@ -83,12 +83,14 @@ def summarize(data: bytes | str, path: str, module: str, is_package: bool = Fals
         raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
 
 
-def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
+def _prefilter(path_text: str, max_bytes: int) -> tuple[_Scanned | None, int]:
     """Read and test one file: (result, 0) when it needs no parsing, else (None, its size)."""
     try:
-        data = Path(path_text).read_bytes()
+        data = read_source_bytes(path_text, max_bytes)
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
+    except SourceError as error:
+        return _Scanned(path_text, error=str(error)), 0
     try:
         if not may_have_findings(data):
             decode(data)  # still report binary / undecodable files
@@ -98,11 +100,11 @@ def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
     return None, len(data)
 
 
-def _analyze_path(path_text: str) -> _Scanned:
+def _analyze_path(path_text: str, max_bytes: int) -> _Scanned:
     """Parse and analyse one candidate file (runs in a worker process for big runs)."""
     path = Path(path_text)
     try:
-        data = path.read_bytes()
+        data = read_source_bytes(path, max_bytes)
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
     try:
@@ -112,13 +114,13 @@ def _analyze_path(path_text: str) -> _Scanned:
         return _Scanned(path_text, error=str(error))
 
 
-def _scan_all(files: Sequence[Path], jobs: int) -> list[_Scanned]:
+def _scan_all(files: Sequence[Path], jobs: int, max_bytes: int) -> list[_Scanned]:
     """Prefilter every file here; parse the candidates, in worker processes when it pays."""
     names = [str(p) for p in files]
     results: list[_Scanned | None] = []
     candidates: list[tuple[int, int]] = []
     for index, name in enumerate(names):
-        done, size = _prefilter(name)
+        done, size = _prefilter(name, max_bytes)
         results.append(done)
         if done is None:
             candidates.append((index, size))
@@ -129,17 +131,18 @@ def _scan_all(files: Sequence[Path], jobs: int) -> list[_Scanned]:
         order = sorted(candidates, key=lambda item: -item[1])
         logger.debug("parsing %d candidate files (%d bytes) with %d processes", len(order), total, workers)
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            for (index, _), scanned in zip(order, pool.map(_analyze_path, [names[i] for i, _ in order])):
+            for (index, _), scanned in zip(order, pool.map(functools.partial(_analyze_path, max_bytes=max_bytes), [names[i] for i, _ in order])):
                 results[index] = scanned
     else:
         for index, _ in candidates:
-            results[index] = _analyze_path(names[index])
+            results[index] = _analyze_path(names[index], max_bytes)
     return [item for item in results if item is not None]
 
 
 def _suppressed(summary: FileSummary, candidate: Candidate) -> bool:
     codes = summary.noqa.get(candidate.site.line)
-    return codes is not None and (not codes or candidate.code in codes)
+    # A listed code may be a prefix (``# noqa: WN1``), as flake8 reads it.
+    return codes is not None and (not codes or any(candidate.code.startswith(code) for code in codes))
 
 
 def _active(summary: FileSummary, found: Iterable[Candidate], config: Config) -> list[Candidate]:
@@ -182,7 +185,7 @@ def plan_fixes(summaries: list[FileSummary], config: Config) -> dict[str, tuple[
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
     result = RunResult()
-    scanned = _scan_all(files, options.jobs)
+    scanned = _scan_all(files, options.jobs, options.config.max_source_bytes)
     summaries: list[FileSummary] = []
     for item in scanned:
         if item.error is not None:
@@ -242,8 +245,9 @@ def _fix_one(
 ) -> tuple[FileSummary, list[Candidate]] | None:
     path = Path(summary.path)
     try:
-        data = path.read_bytes()
+        data = read_source_bytes(path, options.config.max_source_bytes)
         new_data, applied = apply_fixes(data, summary, fixes, keep)
+        assert isinstance(new_data, bytes)  # bytes in, bytes out
         if not applied or new_data == data:
             return None
         module, is_package = module_name(path)
@@ -252,16 +256,7 @@ def _fix_one(
         result.errors.append(InputError(summary.path, f"fix not applied, file unchanged: {error}"))
         return None
     if options.diff:
-        encoding = decode(data).encoding
-        old_text, new_text = data.decode(encoding), new_data.decode(encoding)
-        result.diffs.append(
-            "".join(
-                difflib.unified_diff(
-                    old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-                    fromfile=f"a/{summary.path}", tofile=f"b/{summary.path}",
-                )
-            )
-        )
+        result.diffs.append(unified_patch(data, new_data, summary.path))
         return None
     try:
         atomic_write_bytes(path, new_data)
