@@ -1,14 +1,16 @@
 """Lint (and fix) many files: prefilter, analyse in parallel, resolve across files, fix.
 
 Cost model: every file is read and searched for the catalogue's API names
-(a substring search); only files that mention one are parsed, with CPython's
-``ast``.  libcst parses only files that get a fix.  When the files to parse
+(a substring search); only files that mention one are analysed, with CPython's
+``ast``; the others are only parsed, so that a syntax error is reported in
+every file read.  libcst parses only files that get a fix.  When the files to parse
 add up to a lot of source, they are parsed by a process pool; results come
 back as small picklable summaries.
 """
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import difflib
 import functools
@@ -20,7 +22,7 @@ from typing import Iterable, Sequence
 
 from ..common.atomic import atomic_write_bytes
 from ..common.config import Config
-from ..common.findings import Finding, InputError, RunResult, finding
+from ..common.findings import Applicability, Finding, InputError, RunResult, finding
 from ..common.options import RunOptions
 from .analysis import analyze
 from .context import Context
@@ -67,6 +69,16 @@ def _syntax_message(error: SyntaxError) -> str:
     return f"syntax error at {where}: {error.msg}"
 
 
+def check_syntax(text: str, path: str) -> None:
+    """SourceError (one line) when ``text`` is not valid Python; the same parse ``analyze`` does, nothing kept."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        raise SourceError(_syntax_message(error)) from error
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
+
+
 def summarize(data: bytes | str, path: str, module: str, is_package: bool = False) -> FileSummary:
     """Analyse one file's content; SourceError (one line) when it is not valid Python."""
     if isinstance(data, bytes):
@@ -91,7 +103,9 @@ def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
     try:
         if not may_have_findings(data):
-            decode(data)  # still report binary / undecodable files
+            # No finding possible, but a file that is read is still checked:
+            # binary, undecodable and syntactically invalid files are reported.
+            check_syntax(decode(data).text, path_text)
             return _Scanned(path_text), 0
     except SourceError as error:
         return _Scanned(path_text, error=str(error)), 0
@@ -157,24 +171,38 @@ def _identity(candidate: Candidate) -> tuple:
     return (candidate.code, candidate.site.key)
 
 
-def plan_fixes(summaries: list[FileSummary], config: Config) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
+def _applies(code: str, unsafe_fixes: bool) -> bool:
+    """Whether this run applies fixes of ``code``: safe ones always, "needs review" ones only with ``--unsafe-fixes``."""
+    return unsafe_fixes or BY_CODE[code].applicability is Applicability.SAFE
+
+
+def plan_fixes(
+    summaries: list[FileSummary], config: Config, unsafe_fixes: bool = True,
+) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
     """Per path: (active findings now, fixes to apply).
 
     WN103 migrates an application to the modern spelling; the removals that
     migration would break are found by re-running the rules on the post-fix
     view and are fixed with it, even where WN101 itself is not selected.
+    Without ``unsafe_fixes`` only fixes whose rule is ``Applicability.SAFE`` are planned.
     """
     before = Context(summaries)
     now = {s.path: candidates(s, before) for s in summaries}
     active = {s.path: _active(s, now[s.path], config) for s in summaries}
-    migrated = frozenset((path, c.site.key) for path, found in active.items() for c in found if c.code == "WN103")
+    migrated = frozenset(
+        (path, c.site.key) for path, found in active.items() for c in found
+        if c.code == "WN103" and _applies(c.code, unsafe_fixes)
+    )
     after = Context(summaries, migrated) if migrated else before
     plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
     for summary in summaries:
         existing = {_identity(c) for c in now[summary.path]}
         post = candidates(summary, after) if migrated else now[summary.path]
         chosen = {_identity(c) for c in _active(summary, post, config)}
-        fixes = [c for c in post if c.fix is not None and (_identity(c) in chosen or _identity(c) not in existing)]
+        fixes = [
+            c for c in post
+            if c.fix is not None and _applies(c.code, unsafe_fixes) and (_identity(c) in chosen or _identity(c) not in existing)
+        ]
         plan[summary.path] = (active[summary.path], fixes)
     return plan
 
@@ -190,7 +218,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
         elif item.summary is not None:
             summaries.append(item.summary)
     config = options.config
-    plan = plan_fixes(summaries, config)
+    plan = plan_fixes(summaries, config, options.unsafe_fixes)
     if not (options.fix or options.diff):
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
