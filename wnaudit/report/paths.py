@@ -7,6 +7,7 @@ step; an absolute path or a ``./`` prefix would not match.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePath
 from urllib.parse import quote_from_bytes
 
@@ -32,9 +33,18 @@ def _relative(path: str, base: Path | None = None) -> PurePath | None:
     candidate = Path(path)
     absolute = candidate if candidate.is_absolute() else base / candidate
     try:
-        return Path(absolute).resolve().relative_to(base)
+        return _resolved(absolute).relative_to(base)
     except ValueError:
         return None
+
+
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, or its normalised form when the OS cannot take the name
+    (a NUL, or a lone surrogate that no file name encodes to)."""
+    try:
+        return path.resolve()
+    except (ValueError, OSError, UnicodeError):
+        return Path(os.path.normpath(path))
 
 
 def display_path(path: str, base: Path | None = None) -> str:
@@ -62,7 +72,7 @@ def artifact_uri(path: str, base: Path | None = None) -> tuple[str, bool]:
     relative = _relative(path, base)
     if relative is not None:
         return quote(relative.as_posix(), safe="/"), True
-    absolute = Path(path).resolve().as_posix()
+    absolute = _resolved(Path(path)).as_posix()
     return "file://" + quote(absolute if absolute.startswith("/") else "/" + absolute), False
 
 
