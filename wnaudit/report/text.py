@@ -104,7 +104,7 @@ def _summary(out: _Writer, result: RunResult, findings: list[Finding], *, unsafe
     if safe:
         out.line(f"{SAFE_MARK} {safe} fixable with the `--fix` option" + (f" ({hidden})." if hidden else "."))
     elif hidden:
-        out.line(f"No fixes available ({hidden}; they need review, marked {REVIEW_MARK}).")
+        out.line(f"No fixes available ({hidden}).")
 
 
 def _fixed_listing(out: _Writer, result: RunResult) -> None:
