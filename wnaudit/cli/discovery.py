@@ -11,7 +11,8 @@ from ..checkpoint.sniff import is_checkpoint_name, looks_like_checkpoint
 from ..common.config import Config
 from ..common.findings import InputError
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+#: What goes to the source rules: Python files and Jupyter notebooks (cells seen as one module).
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass

@@ -27,6 +27,7 @@ from ..common.options import RunOptions
 from .analysis import analyze
 from .context import Context
 from .fixer import FixError, apply_fixes
+from . import notebook
 from .model import FileSummary
 from .reading import SourceError, decode, may_have_findings
 from .rules import BY_CODE, Candidate, candidates
@@ -95,13 +96,25 @@ def summarize(data: bytes | str, path: str, module: str, is_package: bool = Fals
         raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
 
 
+def _read_source(path: Path) -> bytes | str:
+    """A file's content as the rules see it: its bytes, or a notebook's view (text)."""
+    data = path.read_bytes()
+    return notebook.notebook_view(data).text if notebook.is_notebook(path) else data
+
+
 def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
     """Read and test one file: (result, 0) when it needs no parsing, else (None, its size)."""
     try:
-        data = Path(path_text).read_bytes()
+        data = _read_source(Path(path_text))
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
+    except SourceError as error:  # a notebook that is not one, or a cell that is not Python
+        return _Scanned(path_text, error=str(error)), 0
     try:
+        if isinstance(data, str):  # a notebook view, already parsed cell by cell
+            if not may_have_findings(data.encode("utf-8", "surrogatepass")):
+                return _Scanned(path_text), 0
+            return None, len(data)
         if not may_have_findings(data):
             # No finding possible, but a file that is read is still checked:
             # binary, undecodable and syntactically invalid files are reported.
@@ -116,9 +129,11 @@ def _analyze_path(path_text: str) -> _Scanned:
     """Parse and analyse one candidate file (runs in a worker process for big runs)."""
     path = Path(path_text)
     try:
-        data = path.read_bytes()
+        data = _read_source(path)
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
+    except SourceError as error:
+        return _Scanned(path_text, error=str(error))
     try:
         module, is_package = module_name(path)
         return _Scanned(path_text, summary=summarize(data, path_text, module, is_package))
@@ -210,6 +225,7 @@ def plan_fixes(
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
     result = RunResult()
+    views = notebook.views_of([str(p) for p in files])  # notebooks: findings name cell and line
     scanned = _scan_all(files, options.jobs)
     summaries: list[FileSummary] = []
     for item in scanned:
@@ -222,6 +238,8 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     if not (options.fix or options.diff):
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
+        if views:
+            result.findings = notebook.place_findings(result.findings, views)
         result.findings.sort(key=Finding.sort_key)
         return result
 
@@ -245,6 +263,10 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     else:
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
+    if views:
+        result.fixed = notebook.place_findings(result.fixed, views)
+        after = notebook.views_of(list(fixed_summaries)) if options.fix else {}
+        result.findings = notebook.place_findings(result.findings, {**views, **after})
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
     return result
@@ -271,16 +293,23 @@ def _fix_one(
     path = Path(summary.path)
     try:
         data = path.read_bytes()
-        new_data, applied = apply_fixes(data, summary, fixes, keep)
+        if notebook.is_notebook(path):
+            view = notebook.notebook_view(data)
+            new_view, applied = apply_fixes(view.text, summary, fixes, keep)
+            new_data = notebook.rewrite_notebook(data, view, str(new_view))
+            checked: bytes | str = new_view
+        else:
+            new_data, applied = apply_fixes(data, summary, fixes, keep)
+            checked = new_data
         if not applied or new_data == data:
             return None
         module, is_package = module_name(path)
-        new_summary = summarize(new_data, summary.path, module, is_package)  # proves the result is valid Python
+        new_summary = summarize(checked, summary.path, module, is_package)  # proves the result is valid Python
     except (OSError, FixError, SourceError) as error:
         result.errors.append(InputError(summary.path, f"fix not applied, file unchanged: {error}"))
         return None
     if options.diff:
-        encoding = decode(data).encoding
+        encoding = "utf-8" if notebook.is_notebook(path) else decode(data).encoding
         old_text, new_text = data.decode(encoding), new_data.decode(encoding)
         result.diffs.append(
             "".join(
@@ -312,15 +341,19 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
     return sorted((_to_finding(path, c) for c in found), key=Finding.sort_key)
 
 
-def fix_source(source: str | bytes, path: str, config: Config | None = None) -> tuple[str | bytes, list[Finding]]:
+def fix_source(
+    source: str | bytes, path: str, config: Config | None = None, *, unsafe_fixes: bool = True,
+) -> tuple[str | bytes, list[Finding]]:
     """Fix one file's content; returns the new content (same type as given) and the findings fixed.
 
     Raises ``SourceError`` when the content is not Python; when a fix cannot be
     applied the content comes back unchanged (and the reason is logged).
+    The caller asked for the fix, so fixes that need review are applied too
+    unless ``unsafe_fixes=False`` (the CLI's ``--fix`` passes that).
     """
     module, is_package = module_name(Path(path))
     summary = summarize(source, path, module, is_package)
-    found, fixes = plan_fixes([summary], config or Config())[path]
+    found, fixes = plan_fixes([summary], config or Config(), unsafe_fixes)[path]
     if not fixes:
         return source, []
     try:
