@@ -167,8 +167,8 @@ def check(
     if checked == 0 and not inputs.errors:
         report_error_line("warning", "no Python file, notebook or checkpoint found under the given paths: nothing checked")
     if output_format != "github":  # github: errors are annotations on stdout already
-        for error in result.errors:
-            report_error_line("error", f"{error.path}: {error.message}")
+        for input_error in result.errors:
+            report_error_line("error", f"{input_error.path}: {input_error.message}")
     # --diff: stdout is the patch alone (it must apply); the report goes to stderr.
     report_stream = sys.stderr if diff else sys.stdout
     if diff:

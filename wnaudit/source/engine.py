@@ -299,7 +299,8 @@ def _fix_one(
             new_data = notebook.rewrite_notebook(data, view, str(new_view))
             checked: bytes | str = new_view
         else:
-            new_data, applied = apply_fixes(data, summary, fixes, keep)
+            fixed, applied = apply_fixes(data, summary, fixes, keep)
+            new_data = fixed if isinstance(fixed, bytes) else fixed.encode("utf-8")  # bytes in, bytes out
             checked = new_data
         if not applied or new_data == data:
             return None
