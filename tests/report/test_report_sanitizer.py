@@ -167,3 +167,37 @@ def test_forged_lines_in_file_names_stay_inside_one_line(tmp_path: Path):
     for fmt in ("json", "sarif"):
         proc = _cli("--output-format", fmt, ".", cwd=tmp_path)
         json.loads(proc.stdout.decode("utf-8"))
+
+
+def _safetensors_with_keys(path: Path, prefixes: list[str]) -> None:
+    """A safetensors file written by hand: its header is JSON, so a key may hold any escape."""
+    import struct
+
+    header: dict[str, object] = {}
+    offset = 0
+    for prefix in prefixes:
+        for suffix, shape in (("weight_g", [2, 1, 1]), ("weight_v", [2, 2, 3])):
+            size = 4 * shape[0] * shape[1] * shape[2]
+            header[f"{prefix}.{suffix}"] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + size]}
+            offset += size
+    raw = json.dumps(header).encode("ascii")  # ensure_ascii: lone surrogates become \\udXXX escapes
+    raw += b" " * (-len(raw) % 8)
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + struct.pack("<f", 1.0) * (offset // 4))
+
+
+@pytest.mark.parametrize("fmt", ["concise", "full", "grouped", "github", "sarif", "json"])
+def test_hostile_tensor_keys_in_a_checkpoint(tmp_path: Path, fmt: str):
+    """Issue 13: a lone surrogate key crashed the text, github and sarif renderers; an OSC/CSI key reached the terminal."""
+    prefixes = ["gen\ud800", "gen\x1b]0;pwned\x07", "gen\x1b[2J\nAll checks passed!"]
+    _safetensors_with_keys(tmp_path / "model.safetensors", prefixes)
+    proc = _cli("--output-format", fmt, "model.safetensors", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout.decode("utf-8")
+    if fmt in ("json", "sarif"):
+        json.loads(out)
+        return
+    lines = out.splitlines()
+    assert all(is_safe_line(line.replace("\t", " ")) for line in lines), lines
+    assert sum(("WN302" in line and "title=" in line) or " WN302 [*] " in line for line in lines) == 3
+    assert not any(line.startswith("All checks passed!") for line in lines)
+    assert "gen\\ud800.weight" in out and "gen\\x1b]0;pwned\\x07.weight" in out

@@ -31,7 +31,6 @@ logger = logging.getLogger(__name__)
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 TOOL_NAME = "wnaudit"
-INFORMATION_URI = "https://pypi.org/project/wnaudit/"
 SRCROOT = "%SRCROOT%"
 
 
@@ -139,7 +138,6 @@ def sarif_log(result: RunResult) -> dict[str, Any]:
                 "name": TOOL_NAME,
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
                 "rules": [rule_descriptor(code) for code in codes],
             }
         },
