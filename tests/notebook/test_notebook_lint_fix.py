@@ -167,3 +167,14 @@ def test_unsafe_fix_in_a_notebook_needs_the_flag(capsys, tmp_path: Path, monkeyp
     assert _cli(capsys, "--fix", "--unsafe-fixes", path)[0] == 0
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     assert cells[1]["source"] == "conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
+
+
+def test_comments_ending_in_a_question_mark_are_python(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Only IPython lines become placeholders: a comment at any indentation stays a comment."""
+    monkeypatch.chdir(tmp_path)
+    source = ("!nvidia-smi\nimport torch\nfrom torch.nn.utils.parametrizations import weight_norm\n"
+              "def fold(m):\n    x = weight_norm(m)\n# is this right?\n    torch.nn.utils.remove_weight_norm(x)\n")
+    path = _write(tmp_path / "q.ipynb", _notebook(_code(source)))
+    status, out, err = _cli(capsys, path)
+    assert (status, err) == (1, ""), err
+    assert f"q.ipynb:cell 1:7:5: WN101 [*] {WN101_TITLE}" in out.splitlines()

@@ -38,7 +38,8 @@ _PLACEHOLDER = "pass  # wnaudit: ipython line {index}"
 _PLACEHOLDER_LINE = re.compile(r"^[ \t]*pass  # wnaudit: ipython line (\d+)$")
 
 #: Lines IPython rewrites before Python sees them: magics, shell escapes, help.
-_IPYTHON_LINE = re.compile(r"^[ \t]*(?:[%!?]|[\w.]+[ \t]*=[ \t]*[%!])|\?\??[ \t]*$")
+#: (Comments are Python whatever they end with; only cells that fail to parse are searched.)
+_IPYTHON_LINE = re.compile(r"^(?![ \t]*#)(?:[ \t]*(?:[%!?]|[\w.]+[ \t]*=[ \t]*[%!])|.*\?\??[ \t]*$)")
 
 
 def is_notebook(path: str | Path) -> bool:
