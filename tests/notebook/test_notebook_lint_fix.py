@@ -174,7 +174,7 @@ def test_comments_ending_in_a_question_mark_are_python(capsys, tmp_path: Path, m
     monkeypatch.chdir(tmp_path)
     source = ("!nvidia-smi\nimport torch\nfrom torch.nn.utils.parametrizations import weight_norm\n"
               "def fold(m):\n    x = weight_norm(m)\n# is this right?\n    torch.nn.utils.remove_weight_norm(x)\n")
-    path = _write(tmp_path / "q.ipynb", _notebook(_code(source)))
-    status, out, err = _cli(capsys, path)
+    _write(tmp_path / "q.ipynb", _notebook(_code(source)))
+    status, out, err = _cli(capsys, "q.ipynb")
     assert (status, err) == (1, ""), err
     assert f"q.ipynb:cell 1:7:5: WN101 [*] {WN101_TITLE}" in out.splitlines()
