@@ -102,27 +102,45 @@ def _read_source(path: Path) -> bytes | str:
     return notebook.notebook_view(data).text if notebook.is_notebook(path) else data
 
 
-def _prefilter(path_text: str) -> tuple[_Scanned | None, int]:
-    """Read and test one file: (result, 0) when it needs no parsing, else (None, its size)."""
+def _prefilter(path_text: str) -> tuple[_Scanned | None, int, bool]:
+    """Read and test one file: (result, 0, _) when done, else (None, its size, whether it needs analysis).
+
+    A file that cannot contain a finding is still parsed (``analyse`` False):
+    a syntax error is reported in every file that is read.
+    """
     try:
         data = _read_source(Path(path_text))
     except OSError as error:
-        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
+        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0, False
     except SourceError as error:  # a notebook that is not one, or a cell that is not Python
-        return _Scanned(path_text, error=str(error)), 0
+        return _Scanned(path_text, error=str(error)), 0, False
+    if isinstance(data, str):  # a notebook view, already parsed cell by cell
+        if not may_have_findings(data.encode("utf-8", "surrogatepass")):
+            return _Scanned(path_text), 0, False
+        return None, len(data), True
+    if not may_have_findings(data):
+        try:
+            decode(data)  # binary and undecodable files are reported here, without a parse
+        except SourceError as error:
+            return _Scanned(path_text, error=str(error)), 0, False
+        return None, len(data), False
+    return None, len(data), True
+
+
+def _check_path(path_text: str) -> _Scanned:
+    """Parse one file that cannot hold a finding, only to report a syntax error (in a worker for big runs)."""
     try:
-        if isinstance(data, str):  # a notebook view, already parsed cell by cell
-            if not may_have_findings(data.encode("utf-8", "surrogatepass")):
-                return _Scanned(path_text), 0
-            return None, len(data)
-        if not may_have_findings(data):
-            # No finding possible, but a file that is read is still checked:
-            # binary, undecodable and syntactically invalid files are reported.
-            check_syntax(decode(data).text, path_text)
-            return _Scanned(path_text), 0
+        check_syntax(decode(Path(path_text).read_bytes()).text, path_text)
+    except OSError as error:
+        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
     except SourceError as error:
-        return _Scanned(path_text, error=str(error)), 0
-    return None, len(data)
+        return _Scanned(path_text, error=str(error))
+    return _Scanned(path_text)
+
+
+def _scan_one(task: tuple[str, bool]) -> _Scanned:
+    path_text, analyse = task
+    return _analyze_path(path_text) if analyse else _check_path(path_text)
 
 
 def _analyze_path(path_text: str) -> _Scanned:
@@ -145,24 +163,25 @@ def _scan_all(files: Sequence[Path], jobs: int) -> list[_Scanned]:
     """Prefilter every file here; parse the candidates, in worker processes when it pays."""
     names = [str(p) for p in files]
     results: list[_Scanned | None] = []
-    candidates: list[tuple[int, int]] = []
+    tasks: list[tuple[int, int, bool]] = []  # (index, size, analyse)
     for index, name in enumerate(names):
-        done, size = _prefilter(name)
+        done, size, analyse = _prefilter(name)
         results.append(done)
         if done is None:
-            candidates.append((index, size))
-    workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(candidates))
-    total = sum(size for _, size in candidates)
+            tasks.append((index, size, analyse))
+    workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(tasks))
+    total = sum(size for _, size, _ in tasks)
     if workers > 1 and (jobs > 1 or total >= PARALLEL_BYTES):
         # Largest first, one file per task: a few big model files dominate the time.
-        order = sorted(candidates, key=lambda item: -item[1])
-        logger.debug("parsing %d candidate files (%d bytes) with %d processes", len(order), total, workers)
+        order = sorted(tasks, key=lambda item: -item[1])
+        logger.debug("parsing %d files (%d bytes) with %d processes", len(order), total, workers)
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            for (index, _), scanned in zip(order, pool.map(_analyze_path, [names[i] for i, _ in order])):
+            work = [(names[i], analyse) for i, _, analyse in order]
+            for (index, _, _), scanned in zip(order, pool.map(_scan_one, work, chunksize=max(1, len(work) // (workers * 8)))):
                 results[index] = scanned
     else:
-        for index, _ in candidates:
-            results[index] = _analyze_path(names[index])
+        for index, _, analyse in tasks:
+            results[index] = _scan_one((names[index], analyse))
     return [item for item in results if item is not None]
 
 
