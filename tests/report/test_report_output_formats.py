@@ -156,3 +156,20 @@ def test_syntax_error_reported_in_a_file_that_names_no_weight_norm_api(capsys, t
     assert status == 2
     assert f"wnaudit: error: {tmp_path / 'broken.py'}: syntax error at line 1" in err
     assert " WN101 " in out, "the other files are still linted"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_syntax_errors_found_serially_and_in_the_process_pool(tmp_path: Path, jobs: int):
+    from wnaudit.common.options import RunOptions
+    from wnaudit.source import lint_files
+
+    files = []
+    for index in range(6):
+        path = tmp_path / f"m{index}.py"
+        path.write_text("x = 1\n" if index % 2 else "def f(:\n", encoding="utf-8")
+        files.append(path)
+    (tmp_path / "buggy.py").write_text(BUGGY, encoding="utf-8")
+    files.append(tmp_path / "buggy.py")
+    result = lint_files(files, RunOptions(jobs=jobs))
+    assert sorted(Path(e.path).name for e in result.errors) == ["m0.py", "m2.py", "m4.py"]
+    assert [f.code for f in result.findings] == ["WN101"]
