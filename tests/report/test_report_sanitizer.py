@@ -201,3 +201,20 @@ def test_hostile_tensor_keys_in_a_checkpoint(tmp_path: Path, fmt: str):
     assert sum(("WN302" in line and "title=" in line) or " WN302 [*] " in line for line in lines) == 3
     assert not any(line.startswith("All checks passed!") for line in lines)
     assert "gen\\ud800.weight" in out and "gen\\x1b]0;pwned\\x07.weight" in out
+
+
+def test_log_lines_are_sanitised_but_tracebacks_keep_their_lines():
+    import logging
+
+    from wnaudit.cli.logs import _SanitizingFormatter
+
+    formatter = _SanitizingFormatter("wnaudit: %(levelname)s: %(message)s")
+    record = logging.LogRecord("wnaudit.x", logging.WARNING, __file__, 1, "%s: fix not applied", ("a\x1b[2J\nb.py",), None)
+    assert formatter.format(record) == "wnaudit: WARNING: a\\x1b[2J\\nb.py: fix not applied"
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+
+        record = logging.LogRecord("wnaudit.x", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    assert formatter.format(record).count("\n") >= 2

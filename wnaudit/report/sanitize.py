@@ -58,6 +58,8 @@ def encodable(text: str, encoding: str | None) -> str:
         return text
     try:
         text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
+    except UnicodeEncodeError:
         return text.encode(encoding, errors="backslashreplace").decode(encoding, errors="replace")
+    except LookupError:  # a stream that names an encoding Python does not know
+        return text.encode("ascii", errors="backslashreplace").decode("ascii")
     return text

@@ -117,9 +117,10 @@ def _fixed_listing(out: _Writer, result: RunResult) -> None:
 
 
 def _statistics(out: _Writer, findings: list[Finding]) -> None:
-    for code, count, fixable, title in code_statistics(findings):
-        info_marks = {fix_mark(f) for f in findings if f.code == code and f.fixable}
-        mark = f"{REVIEW_MARK if REVIEW_MARK in info_marks else SAFE_MARK} " if fixable else ""
+    """``count<TAB>code<TAB>[mark ]title`` per code, the mark as for its findings."""
+    marks = {f.code: fix_mark(f) for f in findings if f.fixable}
+    for code, count, _fixable, title in code_statistics(findings):
+        mark = f"{marks[code]} " if code in marks else ""
         out.line(f"{count:>5}\t{code}\t{mark}{title}")
 
 
