@@ -18,6 +18,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from wnaudit.common.findings import Applicability, Finding, InputError, RunResult, Severity
 from wnaudit.report import FORMATS, TEXT_FORMATS, renderer
@@ -218,3 +219,14 @@ def test_log_lines_are_sanitised_but_tracebacks_keep_their_lines():
 
         record = logging.LogRecord("wnaudit.x", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
     assert formatter.format(record).count("\n") >= 2
+
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())))
+def test_sanitize_property_one_safe_line(text: str):
+    shown = sanitize(text)
+    assert is_safe_line(shown)
+    assert len(shown.splitlines()) <= 1
+    shown.encode("utf-8")
+    assert sanitize(shown) == shown, "idempotent: an escaped name is shown as it is"

@@ -204,9 +204,10 @@ def rewrite_notebook(data: bytes, view: NotebookView, new_text: str) -> bytes:
     """The notebook file with the fixed view written back into its code cells."""
     notebook = _load(data)
     before = _split_view(view, view.text)
-    for index, lines in _split_view(view, new_text).items():
-        if lines == before[index]:
-            continue  # untouched by the fix: the cell keeps its exact source
+    changed = {index: lines for index, lines in _split_view(view, new_text).items() if lines != before[index]}
+    if not changed:
+        return data  # nothing to write: the file stays byte for byte what it was
+    for index, lines in changed.items():
         cell = notebook["cells"][index]
         new = "\n".join(lines)
         if _cell_text(cell).endswith("\n") and lines:
