@@ -14,7 +14,8 @@ from ..common.findings import InputError
 
 logger = logging.getLogger(__name__)
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+#: What goes to the source rules: Python files and Jupyter notebooks (cells seen as one module).
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass

@@ -8,18 +8,25 @@ configuration errors are made to look the same, so CI logs show one shape.
 
 from __future__ import annotations
 
+import sys
 from typing import IO, Any
 
 import click
+
+from ..report.sanitize import encodable, sanitize
 
 EXIT_ERROR = 2
 PREFIX = "wnaudit: error: "
 
 
 def error_line(message: str) -> str:
-    """``message`` as the one line wnaudit prints for an error (inner newlines made visible)."""
-    flat = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    return f"{PREFIX}{flat}"
+    """``message`` as the one line wnaudit prints for an error.
+
+    click's own line breaks are joined; anything else a name could carry
+    (escape sequences, CR, lone surrogates) is shown escaped by the sanitiser.
+    """
+    flat = " ".join(part.strip() for part in str(message).split("\n") if part.strip())
+    return f"{PREFIX}{sanitize(flat)}"
 
 
 class OneLineUsageError(click.ClickException):
@@ -28,7 +35,11 @@ class OneLineUsageError(click.ClickException):
     exit_code = EXIT_ERROR
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(error_line(self.format_message()), file=file, err=file is None)
+        # Written directly: click.echo strips escapes off a non-terminal, which would
+        # name a file that does not exist; the sanitiser has made the line safe.
+        stream = file if file is not None else sys.stderr
+        stream.write(encodable(error_line(self.format_message()), getattr(stream, "encoding", None)) + "\n")
+        stream.flush()
 
 
 def one_line(error: click.UsageError) -> OneLineUsageError:
