@@ -17,7 +17,7 @@ def _error_lines(stderr: bytes) -> list[str]:
     ("args", "expected"),
     [
         (["--frobnicate", "."], "wnaudit: error: No such option '--frobnicate'"),
-        (["--format", "nope", "."], "wnaudit: error: Invalid value for '--format': 'nope' is not one of"),
+        (["--format", "nope", "."], "wnaudit: error: Invalid value for '--output-format' / '--format': 'nope' is not one of"),
         ([], "wnaudit: error: no paths given; try: wnaudit ."),
         (["--fix", "--diff", "."], "wnaudit: error: --fix and --diff are exclusive"),
         (["--jobs", "-3", "."], "wnaudit: error: Invalid value for '-j' / '--jobs'"),
