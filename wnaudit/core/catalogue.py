@@ -153,6 +153,24 @@ SPELLING_GUARD_WORDS = re.compile(
 
 #: Names a folded weight-like tensor usually has; used to spot half-done folds.
 WEIGHT_LIKE_NAME = re.compile(r"^weight(_(ih|hh|hr)_l\d+(_reverse)?)?$")
+#: Names torch's own modules give their weights (``weight``, ``in_proj_weight``,
+#: ``weight_hh_l0``...): a buffer of a torch module under such a name is a
+#: weight that ``remove_parametrizations`` left behind under ``no_grad``.
+TORCH_WEIGHT_NAME = re.compile(r"(^|_)weight(_|$)")
+
+#: Attribute a fold leaves on each module it folded: ``{tensor name: (kind, style,
+#: dim, stacked)}`` in builtins only (a pickled model needs no wnaudit to load).
+#: ``wnaudit.load_state_dict`` reads it to fold a later unfolded checkpoint with
+#: the dim and spelling the live module had, which a state dict does not store.
+FOLD_RECORD_ATTR = "_wnaudit_folded"
+
+#: What to tell users whose checkpoint was folded: code that applies weight norm
+#: at construction no longer loads it strictly (``Missing key(s)``).
+FOLDED_LOAD_HINT = (
+    "a folded checkpoint no longer loads strictly into a model that applies weight norm at construction; "
+    "load it with wnaudit.load_state_dict(model, state_dict), which accepts folded and unfolded checkpoints "
+    "and leaves the model folded"
+)
 
 
 def spelling_for_api(qualified_name: str) -> tuple[Spelling, str] | None:
