@@ -14,7 +14,7 @@ from torch.optim.swa_utils import AveragedModel
 import wnaudit
 from wnaudit.core import module_fold
 from wnaudit.testing.vocoder import MEDIUM, build_vocoder, example_input
-from core_helpers import apply_weight_norm, perturb_magnitudes
+from core_helpers import perturb_magnitudes
 
 
 # --------------------------------------------------------------------------
@@ -216,3 +216,10 @@ def test_wnaudit_fold_of_in_proj_weight_is_clean():
 def test_ordinary_buffers_of_torch_modules_are_not_reported():
     model = nn.Sequential(nn.BatchNorm1d(4), nn.MultiheadAttention(8, 2))
     assert wnaudit.audit_module(model) == []
+
+
+def test_pruning_and_spectral_norm_buffers_are_not_leftovers():
+    conv = nn.utils.spectral_norm(nn.Conv1d(4, 4, 3))
+    pruned = nn.Linear(3, 3)
+    prune.l1_unstructured(pruned, "weight", amount=0.5)
+    assert [f.code for f in wnaudit.audit_module(nn.Sequential(conv, pruned))] == ["WN203"]

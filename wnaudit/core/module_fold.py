@@ -404,5 +404,5 @@ def _swap_legacy_spectral_norm(live: LiveReparametrization, parameter: Any) -> N
     for hooks in (torch_api.state_dict_hooks(owner), torch_api.load_state_dict_pre_hooks(owner)):
         for key, wrapped in list(hooks.items()):
             hook_object = torch_api.unwrap_hook(wrapped)
-            if isinstance(hook_object, state_hook_classes) and getattr(hook_object.fn, "name", None) == name:
+            if isinstance(hook_object, state_hook_classes) and getattr(getattr(hook_object, "fn", None), "name", None) == name:
                 del hooks[key]

@@ -35,7 +35,7 @@ from types import SimpleNamespace
 from typing import Any, Mapping, Sequence
 
 from . import torch_api
-from .catalogue import LEGACY_SPECTRAL_NORM_SUFFIXES, MODERN_SPECTRAL_NORM_BUFFERS, SPECTRAL_NORM_LEGACY, SPECTRAL_NORM_MODERN, Kind, Style
+from .catalogue import LEGACY_SPECTRAL_NORM_SUFFIXES, SPECTRAL_NORM_LEGACY, Kind, Style
 from .shapes import (
     _SPECTRAL_EPS,
     WHOLE_TENSOR_DIM,
@@ -282,14 +282,10 @@ def _fold_legacy_spectral_norm(group: StoredGroup, parts: Mapping[str, Any], tar
 
 def _fold_modern_spectral_norm(group: StoredGroup, parts: Mapping[str, Any], target: FoldTarget) -> Any:
     """Run torch's own ``_SpectralNorm.forward`` in eval mode on the stored state."""
-    parametrization = torch_api.implementation(SPECTRAL_NORM_MODERN)
     weight, u, v = (parts[role] for role in ("orig", "u", "v"))
-    buffers = dict(zip(MODERN_SPECTRAL_NORM_BUFFERS, (u, v)))
 
     def compute(dim: int) -> Any:
-        state = SimpleNamespace(dim=dim, eps=_SPECTRAL_EPS, training=False, **buffers)
-        state._reshape_weight_to_matrix = lambda w: torch_api.reshape_weight_to_matrix(parametrization, state, w)
-        return parametrization.forward(state, weight)
+        return torch_api.spectral_norm_eval_forward(weight, u, v, dim, _SPECTRAL_EPS)
 
     return _spectral_dim(group, weight, u, v, compute, target)
 

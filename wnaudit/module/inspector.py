@@ -83,15 +83,17 @@ def _half_folded(label: str, owner: Any, owner_name: str, live_names: set[tuple[
         # torch's own modules keep no buffer under a weight's name (``weight``,
         # ``in_proj_weight``, ``weight_hh_l0``): one there is a remover's leftover.
         # A user's module may, so only the usual weight names count there.
-        if not (WEIGHT_LIKE_NAME.match(name) or (builtin and TORCH_WEIGHT_NAME.search(name))):
+        if not (WEIGHT_LIKE_NAME.match(name) or (builtin and TORCH_WEIGHT_NAME.match(name))):
             continue
         if tensor.is_inference():
             report(name, "an inference-tensor buffer (folded under torch.inference_mode())")
         elif builtin:
             report(name, "a buffer (folded under torch.no_grad())")
+    recomputed = torch_api.pruned_tensor_names(owner)
     for name, value in vars(owner).items():
         if (
-            isinstance(value, torch.Tensor)
+            name not in recomputed
+            and isinstance(value, torch.Tensor)
             and WEIGHT_LIKE_NAME.match(name)
             and (id(owner), name) not in live_names
         ):
