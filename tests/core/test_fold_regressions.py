@@ -223,3 +223,19 @@ def test_pruning_and_spectral_norm_buffers_are_not_leftovers():
     pruned = nn.Linear(3, 3)
     prune.l1_unstructured(pruned, "weight", amount=0.5)
     assert [f.code for f in wnaudit.audit_module(nn.Sequential(conv, pruned))] == ["WN203"]
+
+
+def test_docs_say_what_other_true_folds():
+    """Regression: the docs said "as it computes now" while the fold used eval mode."""
+    from pathlib import Path
+
+    api = (Path(__file__).resolve().parents[2] / "docs" / "python-api.md").read_text(encoding="utf-8")
+    fold_section = api.split("## `fold(module", 1)[1].split("\n## ", 1)[0]
+    assert "as it computes now" not in fold_section
+    assert "in eval mode" in fold_section
+
+
+def test_folded_load_hint_points_to_the_load_contract():
+    from wnaudit.core.catalogue import FOLDED_LOAD_HINT
+
+    assert "wnaudit.load_state_dict(model, state_dict)" in FOLDED_LOAD_HINT
