@@ -206,3 +206,29 @@ def test_load_into_a_folded_module_equals_load_then_fold(kind, dim, spelling, st
     wnaudit.load_state_dict(folded, checkpoint)
     assert folded.weight.dtype == model_dtype
     assert torch.equal(folded.weight, reference.weight)
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_spectral_norm_into_a_folded_square_layer_uses_the_recorded_dim(spelling, dtype):
+    """Conv1d(16, 16, 5) vs ConvTranspose1d(16, 16, 5): the same stored shapes, dims 0 and 1."""
+    sn = parametrizations.spectral_norm if spelling == "modern" else nn.utils.spectral_norm
+
+    def build() -> nn.Module:
+        torch.manual_seed(4)
+        return nn.Sequential(sn(nn.ConvTranspose1d(16, 16, 5)), sn(nn.Conv1d(16, 16, 5)))
+
+    source = build()
+    with torch.no_grad():  # never refined on these weights: the stored estimates decide nothing
+        for parameter in source.parameters():
+            parameter.normal_()
+    checkpoint = source.state_dict()
+    with pytest.raises(ValueError, match="ambiguous"):
+        wnaudit.fold_state_dict(checkpoint, spectral_norm=True)
+    reference = build().to(dtype)
+    reference.load_state_dict(checkpoint)
+    wnaudit.fold(reference, spectral_norm=True)
+    folded = build().to(dtype)
+    wnaudit.fold(folded, spectral_norm=True)
+    wnaudit.load_state_dict(folded, checkpoint, spectral_norm=True)
+    _assert_same(folded, reference.state_dict())
