@@ -105,6 +105,8 @@ def test_negative_dim_needs_the_module_dim_to_be_exact(spelling):
     assert torch.equal(told["weight"], expected)
     with pytest.raises(ShapeMismatchError, match="dim 1"):
         fold_state_dict(state, dims={"weight": 1})
+    with pytest.raises(ValueError, match="dims names wieght"):
+        fold_state_dict(state, dims={"wieght": -2})  # a typo never falls back to the shapes silently
 
 
 def test_stateful_parametrization_stacked_on_weight_norm_is_refused():

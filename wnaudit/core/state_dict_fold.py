@@ -102,8 +102,12 @@ def fold_state_dict(
     groups, orphans = group_stored_tensors(list(state_dict.keys()), shapes)
     if orphans:
         raise orphan_error(orphans[0])
+    foldable = foldable_groups(groups, spectral_norm=spectral_norm)
+    unknown = sorted(set(dims or {}) - {group.folded_key for group in foldable})
+    if unknown:
+        raise ValueError(f"dims names {unknown[0]}, which this state dict does not store as a tensor to fold")
     targets = {key: FoldTarget(dim=WHOLE_TENSOR_DIM if dim is None else int(dim)) for key, dim in (dims or {}).items()}
-    return fold_groups(state_dict, foldable_groups(groups, spectral_norm=spectral_norm), targets=targets)
+    return fold_groups(state_dict, foldable, targets=targets)
 
 
 def fold_groups(
