@@ -24,6 +24,7 @@ __all__ = [
     "fold",
     "fold_state_dict",
     "fold_weight_norm",
+    "load_state_dict",
     "load_unfolded_state_dict",
 ]
 
@@ -35,11 +36,13 @@ _LAZY = {
     "assert_folded": ("wnaudit.module.inspector", "assert_folded"),
     "fold_state_dict": ("wnaudit.core.state_dict_fold", "fold_state_dict"),
     "load_unfolded_state_dict": ("wnaudit.core.state_dict_fold", "load_unfolded_state_dict"),
+    "load_state_dict": ("wnaudit.core.load", "load_state_dict"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core.module_fold import FoldError, fold, fold_weight_norm
     from .module.inspector import assert_folded, audit_module
+    from .core.load import load_state_dict
     from .core.state_dict_fold import fold_state_dict, load_unfolded_state_dict
 
 

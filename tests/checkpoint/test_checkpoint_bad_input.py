@@ -91,7 +91,7 @@ def test_bad_input_is_one_line_exit_2_others_still_processed(tmp_path, capsys, c
     assert "Traceback" not in err
     assert bad.read_bytes() == bad_before
     if fix:
-        assert f"Fixed {WEIGHT_NORMS} findings." in out
+        assert f"Found {WEIGHT_NORMS} findings ({WEIGHT_NORMS} fixed, 0 remaining)." in out
     else:
         assert f"Found {WEIGHT_NORMS} findings" in out
     assert not list(tmp_path.glob(".*wnaudit-tmp"))

@@ -49,7 +49,7 @@ def test_fix_trainer_checkpoint_keeps_everything_else(tmp_path, capsys, spelling
     os.chmod(path, 0o640)
     status, out, err = cli(capsys, "--fix", path)
     assert status == 0, out + err
-    assert f"Fixed {WEIGHT_NORMS} findings." in out
+    assert f"Found {WEIGHT_NORMS} findings ({WEIGHT_NORMS} fixed, 0 remaining)." in out
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     with open(path, "rb") as handle:
         is_zip = handle.read(2) == b"PK"

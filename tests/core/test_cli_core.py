@@ -32,10 +32,11 @@ def test_missing_input_is_reported_and_exits_2(tmp_path):
     assert f"wnaudit: error: {tmp_path / 'nope.pt'}: no such file or directory" in result.output
 
 
-def test_empty_directory_is_clean(tmp_path):
+def test_empty_directory_is_clean_but_says_nothing_was_checked(tmp_path):
     result = _invoke(str(tmp_path))
     assert result.exit_code == 0
-    assert "All checks passed!" in result.output
+    assert "All checks passed!" not in result.output, "nothing was checked (issue 14)"
+    assert "nothing checked" in result.output
 
 
 def test_explain_unknown_code_exits_2():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 
 import torch
 from hypothesis import given, settings
@@ -53,3 +54,20 @@ def test_fold_is_exact_idempotent_and_clean(layer, mode, frozen):
     assert weight.dtype == expected.dtype
     assert torch.equal(weight, expected)
     assert wnaudit.audit_module(layer) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(layer=weight_normed_layers(), fold_original_first=st.booleans())
+def test_folding_a_deepcopy_leaves_the_original_live_and_exact(layer, fold_original_first):
+    if layer._forward_pre_hooks:  # legacy: torch deepcopies only leaf tensors; recompute as a leaf
+        for hook in list(layer._forward_pre_hooks.values()):
+            with torch.no_grad():
+                hook(layer, ())
+    expected = effective_weight(layer)
+    copied = copy.deepcopy(layer)
+    first, second = (layer, copied) if fold_original_first else (copied, layer)
+    assert wnaudit.fold_weight_norm(first) == ["weight"]
+    assert torch.equal(effective_weight(second), expected)  # still live, still exact
+    assert wnaudit.fold_weight_norm(second) == ["weight"]
+    assert torch.equal(first.weight, expected) and torch.equal(second.weight, expected)
+    assert type(first) is type(second)

@@ -34,7 +34,7 @@ def test_text_report_lists_findings_and_a_summary(project: Path):
     lines = proc.stdout.splitlines()
     assert re.match(rf"^a\.py:{WN101_LINE}:\d+: WN101 ", lines[0]), lines
     assert re.match(rf"^b\.py:{WN101_LINE}:\d+: WN101 ", lines[1]), lines
-    assert lines[-1].startswith("Found 2 findings")
+    assert lines[-2:] == ["Found 2 findings.", "[*] 2 fixable with the `--fix` option."]
     assert "\x1b[" not in proc.stdout, "colour only on a terminal"
 
 

@@ -85,7 +85,8 @@ def test_manifest_is_valid_for_pre_commit():
     hooks = {hook["id"]: hook for hook in load_manifest(str(HOOKS_FILE))}
     assert set(hooks) == {"wnaudit", "wnaudit-checkpoints"}
     source = hooks["wnaudit"]
-    assert (source["language"], source["types"], source["additional_dependencies"]) == ("python", ["python"], [])
+    assert (source["language"], source["additional_dependencies"]) == ("python", [])
+    assert (source["types"], source["types_or"]) == (["file"], ["python", "pyi", "jupyter"]), "notebooks too (issue 14)"
 
 
 def test_checkpoint_hook_matches_checkpoint_names_and_not_source():

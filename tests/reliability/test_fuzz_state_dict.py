@@ -162,7 +162,7 @@ def weight_normed_modules(draw: Any) -> nn.Module:
         a, b, k = (draw(st.integers(1, 5)) for _ in range(3))
         layer = _layer(kind, a, b, k)
         ndim = layer.weight.dim()
-        dim = draw(st.sampled_from([*range(ndim), None]))
+        dim = draw(st.sampled_from([*range(-ndim, ndim), None]))
         spelling = draw(st.sampled_from(["modern", "legacy", "none"]))
         if spelling == "modern":
             layer = nn.utils.parametrizations.weight_norm(layer, dim=dim)
@@ -172,13 +172,25 @@ def weight_normed_modules(draw: Any) -> nn.Module:
                 layer = nn.utils.weight_norm(layer, dim=dim)  # noqa: WN103 - the legacy spelling under test
         layers.append(layer)
     model = nn.Sequential(*layers)
-    dtype = draw(st.sampled_from([torch.float32, torch.float64]))
+    dtype = draw(st.sampled_from([torch.float32, torch.float64, torch.float16, torch.bfloat16]))
     model = model.to(dtype)
     with torch.no_grad():  # g away from ||v||, so a fold that ignores g shows
         for name, parameter in model.named_parameters():
             if name.endswith(("_g", "original0")):
                 parameter.mul_(torch.rand_like(parameter) + 0.5)
     return model
+
+
+def _module_dims(model: nn.Module, prefix: str) -> dict[str, int]:
+    """Each weight norm's dim as the module stores it (what a state dict does not)."""
+    dims = {}
+    for name, module in model.named_modules():
+        for hook in module._forward_pre_hooks.values():
+            if hasattr(hook, "dim") and hasattr(hook, "compute_weight"):
+                dims[f"{prefix}{name}.{hook.name}"] = hook.dim
+        if hasattr(module, "parametrizations"):
+            dims[f"{prefix}{name}.weight"] = module.parametrizations.weight[0].dim
+    return dims
 
 
 def _fitting_dims(g_shape: tuple[int, ...], v_shape: tuple[int, ...]) -> list[int]:
@@ -205,12 +217,19 @@ def test_fold_state_dict_matches_folding_the_live_module(model: nn.Module, prefi
     shape fits several dims that compute different weights: the stored state alone
     cannot tell which one the module used."""
     stored = {prefix + key: value.detach().clone() for key, value in model.state_dict().items()}
+    dims = _module_dims(model, prefix)
+    told, _ = wnaudit.fold_state_dict(stored, dims=dims)  # told each module's dim: never refused
     try:
         folded, names = wnaudit.fold_state_dict(stored)
     except ValueError:
         assert _ambiguous(stored), "refused a state dict whose dims are not ambiguous"
-        return
+        folded = names = None
     expected_names = wnaudit.fold_weight_norm(model)
+    live = {prefix + key: value for key, value in model.state_dict().items()}
+    for key, value in live.items():
+        assert told[key].dtype == value.dtype and torch.equal(told[key], value), f"{key} (told its dim) differs"
+    if folded is None or any(dim < -1 for dim in dims.values()):
+        return  # from shapes alone a dim below -1 reads as dim + ndim: another torch kernel
     live = {prefix + key: value for key, value in model.state_dict().items()}
     assert sorted(names) == sorted(prefix + name for name in expected_names)
     assert sorted(folded) == sorted(live)

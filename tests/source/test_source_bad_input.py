@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from wnaudit.cli.command import run
 from wnaudit.common.options import RunOptions
@@ -34,9 +40,11 @@ def test_bad_files_are_errors_and_others_are_still_linted(tmp_path):
     empty.write_bytes(b"")
     result = _lint(*sorted(tmp_path.iterdir()))
     errors = {Path(e.path).name: e.message for e in result.errors}
-    assert set(errors) == {"syntax.py", "latin1.py", "binary.py", "badcookie.py"}
+    # Every file read is parsed: a syntax error is reported even where no API is named (issue 14).
+    assert set(errors) == {"syntax.py", "syntax_plain.py", "latin1.py", "binary.py", "badcookie.py"}
     assert all("\n" not in m for m in errors.values())
     assert "syntax error at line 1" in errors["syntax.py"]
+    assert "syntax error at line 1" in errors["syntax_plain.py"]
     assert [Path(f.path).name for f in result.findings] == ["good.py"]
 
 
@@ -80,7 +88,7 @@ def test_diff_writes_nothing(tmp_path):
     before = target.read_bytes()
     result = _lint(target, diff=True)
     assert target.read_bytes() == before
-    assert len(result.diffs) == 1 and "+torch.nn.utils.parametrize.remove_parametrizations(conv" in result.diffs[0]
+    assert len(result.diffs) == 1 and b"+torch.nn.utils.parametrize.remove_parametrizations(conv" in result.diffs[0]
     assert [f.code for f in result.findings] == ["WN101"]
 
 
@@ -106,3 +114,82 @@ def test_too_deep_for_cpython_is_one_error_line(tmp_path):
     target.write_text("weight_norm = 1\nx = " + "+".join(["1"] * 20000) + "\n")
     result = _lint(target)
     assert len(result.errors) == 1 and "\n" not in result.errors[0].message
+
+
+# --- only regular files of bounded size are read (issue 13) --------------------------------
+
+
+def _wnaudit_subprocess(*args: str, cwd: Path, memory_limit: int | None = None) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a child process with a timeout: a hang fails the test instead of the suite."""
+
+    def limit_memory() -> None:
+        if memory_limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from wnaudit.cli.command import main; sys.exit(main())", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=60, preexec_fn=limit_memory,
+        env=dict(os.environ, NO_COLOR="1", PYTHONPATH=str(Path(__file__).resolve().parents[2])),
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need a POSIX system")
+@pytest.mark.parametrize("named", ["walked", "explicit"])
+def test_a_fifo_named_like_source_is_refused_with_one_line_never_read(tmp_path, named):
+    os.mkfifo(tmp_path / "x.py")
+    (tmp_path / "good.py").write_text(BUGGY)
+    targets = ["."] if named == "walked" else ["x.py", "good.py"]
+    completed = _wnaudit_subprocess(*targets, cwd=tmp_path)
+    assert completed.returncode == 2, completed.stderr
+    errors = [line for line in completed.stderr.splitlines() if line.startswith("wnaudit: error:")]
+    assert len(errors) == 1 and "x.py: not a regular file (a FIFO)" in errors[0]
+    assert "Traceback" not in completed.stderr
+    assert "good.py:4:1: WN101" in completed.stdout  # the other input is still linted
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_symlink_to_dev_zero_is_refused_not_read_until_memory_runs_out(tmp_path):
+    (tmp_path / "z.py").symlink_to("/dev/zero")
+    completed = _wnaudit_subprocess("z.py", cwd=tmp_path, memory_limit=1 << 30)
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == "wnaudit: error: z.py: not a regular file (a character device); only regular files are read"
+
+
+def test_a_source_above_the_size_cap_is_refused_naming_its_size(tmp_path):
+    big = tmp_path / "big.py"
+    big.write_bytes(b"weight_norm = 1\n" + b"x = 1\n" * 400)
+    (tmp_path / "pyproject.toml").write_text("[tool.wnaudit]\nmax-source-bytes = 1000\n")
+    (tmp_path / "good.py").write_text(BUGGY)
+    completed = _wnaudit_subprocess(".", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr.strip() == (
+        f"wnaudit: error: {Path('.') / 'big.py'}: file is 2.4 KiB ({big.stat().st_size:,} bytes), "
+        "above the 1000 bytes limit (raise it with max-source-bytes in [tool.wnaudit])"
+    )
+    assert "good.py:4:1: WN101" in completed.stdout
+
+
+def test_the_default_size_cap_is_32_mib(tmp_path):
+    from wnaudit.common.config import DEFAULT_MAX_SOURCE_BYTES
+    from wnaudit.source.reading import SourceError, read_source_bytes
+
+    assert DEFAULT_MAX_SOURCE_BYTES == 32 << 20
+    big = tmp_path / "big.py"
+    with open(big, "wb") as handle:
+        handle.truncate(DEFAULT_MAX_SOURCE_BYTES + 1)  # sparse: no real 32 MiB written
+    with pytest.raises(SourceError, match=r"file is 32.0 MiB \(33,554,433 bytes\), above the 32.0 MiB limit"):
+        read_source_bytes(big)
+
+
+# --- noqa honours prefixes, case-insensitively, as flake8 does (issue 14) -----------------
+
+
+@pytest.mark.parametrize("comment", ["# noqa: WN1", "# NOQA: WN1", "# noqa:wn10", "# NoQA: WN101", "# noqa", "# noqa: E501, WN1"])
+def test_noqa_with_a_code_prefix_suppresses(comment):
+    source = BUGGY.replace("# fold", comment)
+    assert lint_source(source, "m.py") == []
+
+
+def test_noqa_with_another_code_or_prefix_does_not_suppress():
+    for comment in ("# noqa: WN2", "# noqa: WN102", "# noqa: E501"):
+        assert [f.code for f in lint_source(BUGGY.replace("# fold", comment), "m.py")] == ["WN101"]

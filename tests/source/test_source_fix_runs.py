@@ -31,7 +31,7 @@ def _import(path: Path, name: str):
 def _fixed_copy(tmp_path: Path, name: str) -> Path:
     target = tmp_path / name
     shutil.copyfile(EXAMPLES / name, target)
-    result = lint_files([target], RunOptions(fix=True))
+    result = lint_files([target], RunOptions(fix=True, unsafe_fixes=True))  # WN103 needs review
     assert result.fixed and result.findings == [] and result.errors == []
     return target
 

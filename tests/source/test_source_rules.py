@@ -12,6 +12,7 @@ from wnaudit.common.findings import Applicability
 from wnaudit.report.codes import code_registry
 from wnaudit.report.rule_pages import page_sections, page_title
 from wnaudit.source import all_rules, fix_source, lint_source
+from wnaudit.source.rules import Invalid, Valid
 
 RULES = all_rules()
 
@@ -29,22 +30,35 @@ def test_rule_is_registered_with_title_and_fix_safety(rule):
 
 
 @pytest.mark.parametrize(
-    "rule, source", [(r, s) for r in RULES for s in r.VALID], ids=lambda x: getattr(x, "code", "")
+    "rule, example", [(r, e) for r in RULES for e in r.VALID], ids=lambda x: getattr(x, "code", "")
 )
-def test_valid_examples_are_clean(rule, source):
-    assert rule.code not in codes(source)
+def test_valid_examples_are_clean(rule, example: Valid):
+    assert rule.code not in codes(example.source)
 
 
 @pytest.mark.parametrize(
-    "rule, source", [(r, s) for r in RULES for s in r.INVALID], ids=lambda x: getattr(x, "code", "")
+    "rule, example", [(r, e) for r in RULES for e in r.INVALID], ids=lambda x: getattr(x, "code", "")
 )
-def test_invalid_examples_trigger_once_and_fix_cleanly(rule, source):
+def test_invalid_examples_trigger_once_and_fix_to_the_expected_code(rule, example: Invalid):
+    source = example.source
     assert codes(source).count(rule.code) == 1
     fixed, done = fix_source(source, "example.py")
+    if example.expected_replacement is None:  # the rule offers no fix for this example
+        assert fixed == source and done == []
+        return
+    assert fixed == example.expected_replacement
     assert [f.code for f in done] == [rule.code]
+    assert rule.code not in codes(fixed)
     assert codes(fixed) == []
     again, nothing = fix_source(fixed, "example.py")
     assert again == fixed and nothing == []
+
+
+def test_every_example_is_declared_as_valid_or_invalid():
+    """VALID holds Valid examples and INVALID Invalid ones (a bare string would be run as neither)."""
+    for rule in RULES:
+        assert all(type(example) is Valid for example in rule.VALID), rule.code
+        assert all(type(example) is Invalid for example in rule.INVALID), rule.code
 
 
 def _blocks(code: str) -> tuple[str, str]:

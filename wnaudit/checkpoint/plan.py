@@ -6,7 +6,7 @@ Torch-free: the safetensors audit runs it on header shapes alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence, cast
 
 from ..core.catalogue import Kind
 from ..core.stored_keys import StoredGroup, group_stored_keys
@@ -70,7 +70,7 @@ def plan_table(
     for clash in key_clashes(reported, keys):
         plan.problems.append(f"{qualify(clash.key)}: {clash.problem}")
     for group in reported:
-        code = group.spelling.checkpoint_code
+        code = cast(str, group.spelling.checkpoint_code)  # ``reported`` holds only groups with one
         try:
             check_group_shapes(group, shapes)
         except StoredStateError as error:

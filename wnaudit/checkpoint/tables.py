@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, MutableMapping, cast
 
 from ..core.stored_keys import StoredGroup
 
@@ -130,7 +130,7 @@ def _rebuild(obj: Any, edits: Mapping[int, TableEdit], memo: dict[int, Any]) -> 
             changed = changed or new_value is not value
             items.append((key, new_value))
         if changed:
-            result = copy.copy(obj)
+            result = cast(MutableMapping[Any, Any], copy.copy(obj))
             result.clear()
             result.update(items)
     elif isinstance(obj, (list, tuple)):

@@ -11,6 +11,8 @@ import logging
 import pickle
 import re
 import warnings
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -22,6 +24,13 @@ logger = logging.getLogger(__name__)
 
 TRUST_FLAG = "--trust-pickle"
 _GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
+#: How torch's restricted unpickler says a global outside its safe set was met without naming it.
+_OUTSIDE_SAFE_SET = ("add_safe_globals", "allowlisted", "Unsupported global")
+_UNPICKLER_REASON = re.compile(r"WeightsUnpickler error: (.+)")
+_MISSING_RECORD = re.compile(r"failed locating file (\S+?)[:\s]")
+#: Members the unpickler reads (not the tensor storages under ``data/``): their CRC is checked on failure.
+_STORAGE_DIR = "data/"
+_CHUNK = 1 << 20
 
 
 def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
@@ -35,23 +44,66 @@ def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
             warnings.simplefilter("ignore")
             return torch.load(path, map_location="cpu", weights_only=not trust_pickle, mmap=mmap)
     except pickle.UnpicklingError as error:
-        raise _unpickling_error(error) from error
+        raise _unpickling_error(path, fmt, error, trust_pickle=trust_pickle) from error
     except (OSError, MemoryError):
         raise
     except Exception as error:  # torch raises RuntimeError, KeyError, EOFError... for corrupt files
-        raise CheckpointError(f"cannot read this {fmt.value}: {_first_line(error)}") from error
+        damage = zip_damage(path, str(error)) if fmt is Format.TORCH_ZIP else None
+        raise CheckpointError(damage or f"cannot read this {fmt.value}: {_first_line(error)}") from error
 
 
-def _unpickling_error(error: Exception) -> CheckpointError:
+def _unpickling_error(path: Path, fmt: Format, error: Exception, *, trust_pickle: bool) -> CheckpointError:
+    """Say what stopped the unpickler: a global outside the safe set (then, only then, name the flag) or damage."""
     text = str(error)
     match = _GLOBAL.search(text)
-    if match is not None:
-        what = f"pickled Python objects (first: {match.group(1)})"
+    if not trust_pickle and (match is not None or any(marker in text for marker in _OUTSIDE_SAFE_SET)):
+        first = f" (first: {match.group(1)})" if match is not None else ""
         return CheckpointError(
-            f"holds {what}, e.g. a full torch.save(model); loading it runs code from the file: "
+            f"holds pickled Python objects{first}, e.g. a full torch.save(model); loading it runs code from the file: "
             f"rerun with {TRUST_FLAG} only if you trust it"
         )
-    return CheckpointError(f"cannot unpickle safely ({_first_line(error)}); rerun with {TRUST_FLAG} only if you trust the file")
+    damage = zip_damage(path, text) if fmt is Format.TORCH_ZIP else None
+    if damage is not None:
+        return CheckpointError(damage)
+    reason = _UNPICKLER_REASON.search(text)
+    detail = reason.group(1).strip() if reason is not None else _first_line(error)
+    return CheckpointError(f"damaged {fmt.value}: its pickle cannot be read ({detail})")
+
+
+def zip_damage(path: Path, error_text: str = "") -> str | None:
+    """What is damaged in a torch zip archive (truncated, a bad CRC, a missing record), or ``None``.
+
+    Run only after loading failed, so an intact archive costs nothing; the
+    tensor storages are not CRC-checked (they are memory-mapped, never the
+    reason a load fails) — only the records the unpickler reads.
+    """
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, EOFError, ValueError):
+        return "damaged torch zip archive: truncated or incomplete (no readable zip directory)"
+    except OSError:
+        return None
+    with archive:
+        names = archive.namelist()
+        if not any(name == "data.pkl" or name.endswith("/data.pkl") for name in names):
+            return "damaged torch zip archive: missing record data.pkl"
+        for info in archive.infolist():
+            inner = info.filename.split("/", 1)[-1]
+            if inner.startswith(_STORAGE_DIR) or info.is_dir():
+                continue
+            try:
+                with archive.open(info) as handle:
+                    while handle.read(_CHUNK):
+                        pass
+            except zipfile.BadZipFile as error:
+                what = "bad CRC" if "CRC" in str(error) else "unreadable"
+                return f"damaged torch zip archive: {what} in record {info.filename}"
+            except (zlib.error, EOFError, NotImplementedError, ValueError, OSError):
+                return f"damaged torch zip archive: record {info.filename} is unreadable"
+    missing = _MISSING_RECORD.search(error_text + " ")
+    if missing is not None:
+        return f"damaged torch zip archive: missing record {missing.group(1)}"
+    return None
 
 
 def _load_torchscript(path: Path, *, trust_pickle: bool) -> Any:

@@ -7,9 +7,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import click
 
@@ -17,12 +18,14 @@ from .. import __version__
 from ..bench.command import bench
 from ..common.config import ConfigError, load_config
 from .discovery import discover
+from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
 from ..common.options import RunOptions
-from ..report import FORMATS, renderer
+from ..report import FORMAT_ALIASES, FORMATS, TEXT_FORMATS, renderer
+from ..report.sanitize import encodable, sanitize
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
 class _DefaultCommandGroup(click.Group):
@@ -32,6 +35,19 @@ class _DefaultCommandGroup(click.Group):
         if not args or args[0] not in self.commands and args[0] not in ("--version",):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    # Usage errors of the group and of its commands become one ``wnaudit: error:`` line (cli/errors.py).
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise one_line(error) from error
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:  # the subcommand's own options and checks
+            raise one_line(error) from error
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         check = self.commands["check"]
@@ -65,12 +81,24 @@ class _CheckCommand(click.Command):
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="With --fix on one checkpoint: write the folded checkpoint here.")
 @click.option("--trust-pickle", is_flag=True, help="Allow unpickling full-module checkpoints. This RUNS CODE FROM THE FILE.")
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
-@click.option("--format", "output_format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
-@click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply the fixes that need review (marked [-]).")
+@click.option("--show-fixes", is_flag=True, help="With --fix: list the findings that were fixed.")
+@click.option(
+    "--output-format", "--format", "output_format", type=click.Choice([*FORMATS, *FORMAT_ALIASES]),
+    default="concise", show_default=True, help="How findings are printed (--format is an alias; text = concise).",
+)
+@click.option(
+    "--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+    help="Colour the text formats (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).",
+)
+@click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated); replaces the configured selection.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to report on top of the selection (comma-separated).")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to skip (comma-separated).")
-@click.option("--exclude", multiple=True, help="Glob patterns of paths to skip in directories.")
+@click.option("--exclude", multiple=True, help="Glob patterns to skip in directory walks; replaces the configured and default excludes.")
+@click.option("--extend-exclude", multiple=True, help="Glob patterns to skip in directory walks, on top of the excludes.")
+@click.option("--force-exclude", is_flag=True, default=None, help="Apply excludes to paths named on the command line too (pre-commit passes it).")
 @click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False), help="pyproject.toml to read [tool.wnaudit] from.")
-@click.option("--statistics", is_flag=True, help="Print a count per rule code.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes for the source lint (0: automatic).")
@@ -86,10 +114,16 @@ def check(
     output: Path | None,
     trust_pickle: bool,
     fold_spectral: bool,
+    unsafe_fixes: bool,
+    show_fixes: bool,
     output_format: str,
+    color_choice: str,
     select: tuple[str, ...],
+    extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    force_exclude: bool | None,
     config_path: Path | None,
     statistics: bool,
     exit_zero: bool,
@@ -100,8 +134,9 @@ def check(
 ) -> None:
     """Lint Python source and audit checkpoints for live weight norms.
 
-    PATHS are .py files, directories (recursed) and checkpoints (.pt .pth .bin
-    .ckpt .safetensors, *.index.json, or any file that looks like one).
+    PATHS are .py/.pyi files, notebooks (.ipynb), directories (recursed) and
+    checkpoints (.pt .pth .bin .ckpt .safetensors, *.index.json, or any file
+    that looks like one).
     """
     configure_cli_logging(verbose)
     if explain is not None:
@@ -112,12 +147,18 @@ def check(
         raise click.UsageError("--fix and --diff are exclusive: --diff only shows what --fix would write")
     if output is not None and not fix:
         raise click.UsageError("-o/--output needs --fix")
+    if output is not None:
+        _check_output_path(output)
+    from ..report.codes import code_registry
+
+    known = code_registry()
     try:
-        config = load_config(list(paths), config_path).with_overrides(
-            select=_split_codes(select), ignore=_split_codes(ignore), exclude=exclude
+        config = load_config(list(paths), config_path, known_codes=known).with_overrides(
+            select=_split_codes(select), extend_select=_split_codes(extend_select), ignore=_split_codes(ignore),
+            exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude, known_codes=known,
         )
     except ConfigError as error:
-        raise click.UsageError(str(error)) from error
+        raise OneLineUsageError(str(error)) from error
 
     inputs = discover(list(paths), config)
     if output is not None and (len(inputs.checkpoints) != 1 or inputs.sources):
@@ -125,6 +166,7 @@ def check(
     options = RunOptions(
         config=config,
         fix=fix,
+        unsafe_fixes=unsafe_fixes,
         diff=diff,
         output=output,
         trust_pickle=trust_pickle,
@@ -147,13 +189,67 @@ def check(
         result.extend(audit_checkpoints(inputs.checkpoints, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
 
-    stdout = sys.stdout
+    checked = len(inputs.sources) + len(inputs.checkpoints)
+    if checked == 0 and not inputs.errors:
+        report_error_line("warning", "no Python file, notebook or checkpoint found under the given paths: nothing checked")
     if output_format != "github":  # github: errors are annotations on stdout already
-        for error in result.errors:
-            click.echo(f"wnaudit: error: {error.path}: {error.message}", err=True)
-    color = output_format == "text" and stdout.isatty()
-    renderer(output_format)(result, stdout, color=color, quiet=quiet, statistics=statistics)
+        for input_error in result.errors:
+            report_error_line("error", f"{input_error.path}: {input_error.message}")
+    # --diff: stdout is the patch alone (it must apply); the report goes to stderr.
+    report_stream = sys.stderr if diff else sys.stdout
+    if diff:
+        _write_diffs(result.diffs)
+        result.diffs = []
+    renderer(output_format)(
+        result, report_stream, color=_use_color(color_choice, report_stream) and output_format in TEXT_FORMATS,
+        quiet=quiet, statistics=statistics, show_fixes=show_fixes, unsafe_fixes=unsafe_fixes, checked=checked,
+    )
     ctx.exit(_exit_status(result, exit_zero))
+
+
+def _check_output_path(output: Path) -> None:
+    """``-o`` must name a file to write, in a directory that exists; say so before reading anything."""
+    if output.is_dir():
+        raise OneLineUsageError(f"-o/--output: {output} is a directory; give the path of the file to write")
+    parent = output.absolute().parent
+    if not parent.is_dir():
+        raise OneLineUsageError(f"-o/--output: {output}: directory {parent} does not exist")
+
+
+def report_error_line(kind: str, text: str) -> None:
+    """One ``wnaudit: error: ...`` (or ``warning``) line on stderr, sanitised.
+
+    Written to the stream itself, not through ``click.echo``: click strips
+    escape sequences when stderr is not a terminal, which would name a file
+    that does not exist; the sanitiser shows them escaped instead.
+    """
+    stream = sys.stderr
+    stream.write(encodable(f"wnaudit: {kind}: {sanitize(text)}", getattr(stream, "encoding", None)) + "\n")
+    stream.flush()
+
+
+def _use_color(choice: str, stream: object) -> bool:
+    """``--color``, else ``NO_COLOR`` (no-color.org), else ``FORCE_COLOR``, else whether ``stream`` is a terminal."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _write_diffs(diffs: Sequence[str | bytes]) -> None:
+    """The ``--diff`` patches, exactly as made (bytes in the file's own encoding go out as bytes)."""
+    for patch in diffs:
+        if isinstance(patch, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(patch)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(patch if patch.endswith("\n") else patch + "\n")
+    sys.stdout.flush()
 
 
 def _audit_module(module: object, path: str) -> list[Finding]:
@@ -177,7 +273,7 @@ def _explain(code: str) -> int:
     try:
         click.echo(read_page(code), nl=False)
     except KeyError:
-        click.echo(f"wnaudit: error: unknown rule code {code!r}; known codes: {', '.join(page_codes())}", err=True)
+        report_error_line("error", f"unknown rule code {code!r}; known codes: {', '.join(page_codes())}")
         return EXIT_ERROR
     return EXIT_CLEAN
 
@@ -191,9 +287,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         status = main.main(args=list(argv) if argv is not None else None, prog_name="wnaudit", standalone_mode=False)
     except click.exceptions.Exit as exit_:
         return int(exit_.exit_code)
-    except click.UsageError as error:
-        error.show()
+    except click.UsageError as error:  # raised outside the group's own handling
+        one_line(error).show()
         return EXIT_ERROR
+    except click.ClickException as error:
+        error.show()
+        return int(error.exit_code)
     except SystemExit as exit_:
         return int(exit_.code or 0)
     # Without standalone mode, click returns ctx.exit()'s status instead of raising.

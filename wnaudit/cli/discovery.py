@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +12,10 @@ from ..checkpoint.sniff import is_checkpoint_name, looks_like_checkpoint
 from ..common.config import Config
 from ..common.findings import InputError
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+logger = logging.getLogger(__name__)
+
+#: What goes to the source rules: Python files and Jupyter notebooks (cells seen as one module).
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass
@@ -24,8 +28,11 @@ class Inputs:
 def discover(paths: Sequence[Path], config: Config) -> Inputs:
     """Sort inputs into source files and checkpoints, in a deterministic order.
 
-    Explicit files are taken as given (even if excluded, like ruff without
-    ``--force-exclude``); directories are walked, honouring excludes.
+    ruff's exclusion model: a path named on the command line is linted even
+    if an exclude pattern matches it, unless ``config.force_exclude``
+    (``--force-exclude``, which the pre-commit hooks pass because pre-commit
+    names every file); inside a named directory every entry is tested, and
+    an excluded directory is not entered.
     """
     found = Inputs()
     seen: set[Path] = set()
@@ -38,6 +45,9 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
             target.append(path)
 
     for path in paths:
+        if config.force_exclude and config.is_path_excluded(path):
+            logger.debug("%s: excluded (--force-exclude)", path)
+            continue
         if path.is_dir():
             for directory, dirnames, filenames in os.walk(path):
                 base = Path(directory)

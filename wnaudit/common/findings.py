@@ -62,6 +62,8 @@ class Finding:
     object: str | None = None
     #: How its fix may be applied (``None``: no fix); see :class:`Applicability`.
     applicability: Applicability | None = None
+    #: In a notebook: the 1-based cell number; ``line`` then counts within the cell.
+    cell: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape fixed by the design contract."""
@@ -75,12 +77,14 @@ class Finding:
         if self.line is not None:
             data["line"] = self.line
             data["column"] = self.column if self.column is not None else 1
+        if self.cell is not None:
+            data["cell"] = self.cell
         if self.object is not None:
             data["object"] = self.object
         return data
 
     def sort_key(self) -> tuple[Any, ...]:
-        return (self.path, self.line or 0, self.column or 0, self.object or "", self.code)
+        return (self.path, self.cell or 0, self.line or 0, self.column or 0, self.object or "", self.code)
 
 
 def finding(info: CodeInfo, path: str, message: str, *, fixable: bool, **where: Any) -> Finding:
@@ -107,13 +111,14 @@ class RunResult:
     """What one engine (source lint or checkpoint audit) produced for its inputs.
 
     ``findings`` are those still present after the run (fixed ones are moved to
-    ``fixed``); ``diffs`` are unified diffs for ``--diff``.
+    ``fixed``); ``diffs`` are unified diffs for ``--diff``, as bytes in each
+    file's own encoding (the CLI writes them unchanged to stdout).
     """
 
     findings: list[Finding] = field(default_factory=list)
     fixed: list[Finding] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)
+    diffs: list[bytes] = field(default_factory=list)
 
     def extend(self, other: "RunResult") -> None:
         self.findings.extend(other.findings)

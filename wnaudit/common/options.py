@@ -18,7 +18,8 @@ ModuleAuditor = Callable[[Any, str], list[Finding]]
 class RunOptions:
     """What the user asked for on the command line, resolved against the config.
 
-    ``fix``: rewrite sources / fold checkpoints in place. ``diff``: print source
+    ``fix``: rewrite sources / fold checkpoints in place (safe fixes only
+    unless ``unsafe_fixes``). ``diff``: print source
     fixes as unified diffs and write nothing. ``output``: write a fixed
     checkpoint there instead of in place (single checkpoint input only).
     ``trust_pickle``: allow unpickling full-module checkpoints (runs code from
@@ -30,6 +31,8 @@ class RunOptions:
 
     config: Config = field(default_factory=Config)
     fix: bool = False
+    #: Also apply fixes that need review (``Applicability.UNSAFE``); ``--fix`` alone applies safe ones.
+    unsafe_fixes: bool = False
     diff: bool = False
     output: Path | None = None
     trust_pickle: bool = False

@@ -8,6 +8,7 @@ weight-norm and spectral-norm APIs comes from here:
 - ``shapes``: torch-free shape rules (run on safetensors headers too);
 - ``live``: the reparametrizations live in a loaded module;
 - ``module_fold``: the live-module fold; ``state_dict_fold``: the stored-state fold;
+- ``load``: the one load contract (any checkpoint into any model, folded after);
 - ``torch_api``: the one module that names torch internals.
 
 Nothing here imports an entrance, a renderer or the command line, and only

@@ -139,6 +139,11 @@ SPECTRAL_NORM_STATE_HOOKS = (
     "torch.nn.utils.spectral_norm.SpectralNormLoadStateDictPreHook",
 )
 
+#: torch's pruning hook base class and the attribute naming the tensor it recomputes:
+#: a pruned tensor is a plain attribute recomputed on every forward, not a leftover.
+PRUNING_METHOD = "torch.nn.utils.prune.BasePruningMethod"
+PRUNING_TENSOR_ATTR = "_tensor_name"
+
 #: The module holding torch's parametrization machinery, and its cache switch:
 #: a fold inside ``parametrize.cached()`` would store a stale value, so it is refused.
 PARAMETRIZE_MODULE = "torch.nn.utils.parametrize"
@@ -153,6 +158,26 @@ SPELLING_GUARD_WORDS = re.compile(
 
 #: Names a folded weight-like tensor usually has; used to spot half-done folds.
 WEIGHT_LIKE_NAME = re.compile(r"^weight(_(ih|hh|hr)_l\d+(_reverse)?)?$")
+#: Names torch's own modules give their weights beyond ``WEIGHT_LIKE_NAME``
+#: (``in_proj_weight``, ``q_proj_weight``): a buffer of a torch module under such
+#: a name is a weight that ``remove_parametrizations`` left behind under
+#: ``no_grad``.  (Not ``weight_u``/``weight_mask``: spectral norm and pruning
+#: keep real buffers under those.)
+TORCH_WEIGHT_NAME = re.compile(r"^\w+_weight$")
+
+#: Attribute a fold leaves on each module it folded: ``{tensor name: (kind, style,
+#: dim, stacked)}`` in builtins only (a pickled model needs no wnaudit to load).
+#: ``wnaudit.load_state_dict`` reads it to fold a later unfolded checkpoint with
+#: the dim and spelling the live module had, which a state dict does not store.
+FOLD_RECORD_ATTR = "_wnaudit_folded"
+
+#: What to tell users whose checkpoint was folded: code that applies weight norm
+#: at construction no longer loads it strictly (``Missing key(s)``).
+FOLDED_LOAD_HINT = (
+    "a folded checkpoint no longer loads strictly into a model that applies weight norm at construction; "
+    "load it with wnaudit.load_state_dict(model, state_dict), which accepts folded and unfolded checkpoints "
+    "and leaves the model folded"
+)
 
 
 def spelling_for_api(qualified_name: str) -> tuple[Spelling, str] | None:

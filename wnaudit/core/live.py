@@ -72,7 +72,7 @@ def reparametrizations_of(owner: Any, owner_name: str = "") -> Iterator[LiveRepa
         for tensor_name, plist in getattr(owner, PARAMETRIZATIONS_ATTR).items():
             chain = tuple(_classify_parametrization(p) for p in plist)
             yield LiveReparametrization(owner, owner_name, tensor_name, _primary(chain), chain)
-    for key, hook in list(owner._forward_pre_hooks.items()):
+    for key, hook in torch_api.forward_pre_hooks(owner):
         spelling = _legacy_hook_spelling(hook)
         if spelling is not None:
             yield LiveReparametrization(owner, owner_name, hook.name, spelling, (spelling,), key)

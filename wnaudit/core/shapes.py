@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Mapping, Sequence
 
-from .catalogue import Kind
-from .stored_keys import OrphanKey, StoredGroup
+from .catalogue import WEIGHT_LIKE_NAME, Kind, Style
+from .stored_keys import OrphanKey, StoredGroup, group_stored_keys
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +51,20 @@ class OrphanKeyError(StoredStateError):
 
 class KeyClashError(StoredStateError):
     """Folding would put two entries under one key (one would be lost silently)."""
+
+
+class StackedStateError(StoredStateError):
+    """Another parametrization stacked on the tensor stored state the fold cannot interpret."""
+
+
+def stacked_error(group: StoredGroup) -> StackedStateError:
+    return StackedStateError(
+        group.stacked[0],
+        f"state of a parametrization stacked on the {group.spelling.label} of {group.folded_key}; "
+        "a state dict does not say what that parametrization computes, so folding the "
+        f"{group.spelling.kind.value} alone would drop it. Load the checkpoint into the model "
+        "(wnaudit.load_state_dict) or fold the live model with wnaudit.fold(model, other=True)",
+    )
 
 
 def key_clashes(groups: Sequence[StoredGroup], keys: Iterable[str]) -> list[KeyClashError]:
@@ -139,6 +153,29 @@ def check_group_shapes(group: StoredGroup, shapes: Mapping[str, Shape]) -> None:
                 f"spectral-norm estimates u {list(shapes[u])} and v {list(shapes[v])} fit no "
                 f"dimension of the weight of shape {list(shapes[orig])}",
             )
+
+
+def group_stored_tensors(
+    keys: Sequence[str], shapes: Mapping[str, Shape]
+) -> tuple[list[StoredGroup], list[OrphanKey]]:
+    """:func:`group_stored_keys`, then shapes decide the legacy pairs under ordinary names.
+
+    ``gain_g`` beside ``gain_v`` is a legacy weight-norm pair only if the shapes
+    fit one; under a name that is not weight-like, parts that do not fit are
+    somebody's ordinary tensors and stay entries of their own.  (Under
+    ``weight`` they are a broken pair, and the fold says so.)
+    """
+    groups, orphans = group_stored_keys(list(keys))
+    kept = []
+    for group in groups:
+        if group.spelling.style is Style.LEGACY and not WEIGHT_LIKE_NAME.match(group.folded_key.rpartition(".")[2]):
+            try:
+                check_group_shapes(group, shapes)
+            except ShapeMismatchError:
+                logger.debug("%s: shapes fit no %s; kept as ordinary entries", group.folded_key, group.spelling.label)
+                continue
+        kept.append(group)
+    return kept, orphans
 
 
 def foldable_groups(groups: Iterable[StoredGroup], *, spectral_norm: bool) -> list[StoredGroup]:

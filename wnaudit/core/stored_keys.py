@@ -33,12 +33,16 @@ class StoredGroup:
     """The state-dict entries that together store one reparametrized tensor.
 
     ``folded_key`` is the key the tensor has once folded; ``parts`` maps a role
-    (``g``, ``v``, ``orig``, ``u``) to the stored key.
+    (``g``, ``v``, ``orig``, ``u``) to the stored key.  ``stacked`` lists the
+    keys of state that another parametrization stacked on the same tensor
+    stored under the same ``parametrizations.NAME.`` prefix: the keys do not
+    say what that parametrization computes, so such a group cannot be folded.
     """
 
     spelling: Spelling
     folded_key: str
     parts: tuple[tuple[str, str], ...]
+    stacked: tuple[str, ...] = ()
 
     def key(self, role: str) -> str:
         return dict(self.parts)[role]
@@ -82,9 +86,19 @@ def group_stored_keys(keys: "list[str] | tuple[str, ...] | set[str]") -> tuple[l
     orphans: list[OrphanKey] = []
     claimed: set[str] = set()
 
+    by_base: dict[str, list[str]] = {}
+    for key in ordered:
+        split = _split_modern(key)
+        if split is not None:
+            by_base.setdefault(f"{split[0]}{PARAMETRIZATIONS_ATTR}.{split[1]}", []).append(key)
+
     def add(group: StoredGroup) -> None:
         groups.append(group)
         claimed.update(group.keys)
+        claimed.update(group.stacked)
+
+    def stacked_state(base: str, parts: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(key for key in by_base.get(base, ()) if key not in parts)
 
     for key in ordered:
         if key in claimed:
@@ -100,7 +114,7 @@ def group_stored_keys(keys: "list[str] | tuple[str, ...] | set[str]") -> tuple[l
             u_key, sv_key = (f"{base}.0.{buf}" for buf in MODERN_SPECTRAL_NORM_BUFFERS)
             if rest in (f"{ORIGINAL}{WEIGHT_NORM_G_INDEX}", f"{ORIGINAL}{WEIGHT_NORM_V_INDEX}"):
                 if g_key in present and v_key in present:
-                    add(StoredGroup(WEIGHT_NORM_MODERN, folded, (("g", g_key), ("v", v_key))))
+                    add(StoredGroup(WEIGHT_NORM_MODERN, folded, (("g", g_key), ("v", v_key)), stacked_state(base, (g_key, v_key))))
                 else:
                     missing = tuple(k for k in (g_key, v_key) if k not in present)
                     orphans.append(OrphanKey(key, WEIGHT_NORM_MODERN, missing))
@@ -112,6 +126,7 @@ def group_stored_keys(keys: "list[str] | tuple[str, ...] | set[str]") -> tuple[l
                             SPECTRAL_NORM_MODERN,
                             folded,
                             (("orig", orig_key), ("u", u_key), ("v", sv_key)),
+                            stacked_state(base, (orig_key, u_key, sv_key)),
                         )
                     )
                 elif rest == ORIGINAL and u_key not in present and sv_key not in present:

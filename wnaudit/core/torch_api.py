@@ -11,7 +11,7 @@ import functools
 import importlib
 from typing import Any
 
-from .catalogue import PARAMETRIZE_CACHE_FLAG, PARAMETRIZE_MODULE, SPECTRAL_NORM_STATE_HOOKS, Spelling
+from .catalogue import PARAMETRIZE_CACHE_FLAG, PARAMETRIZE_MODULE, PRUNING_METHOD, PRUNING_TENSOR_ATTR, SPECTRAL_NORM_STATE_HOOKS, Spelling
 
 
 class TorchMissingError(RuntimeError):
@@ -43,7 +43,7 @@ def resolve(qualified_name: str) -> Any:
     raise ImportError(f"cannot resolve {qualified_name}")
 
 
-def implementation(spelling: Spelling) -> type:
+def implementation(spelling: Spelling) -> Any:
     """The hook or parametrization class torch uses for a spelling."""
     return resolve(spelling.implementation)
 
@@ -57,5 +57,90 @@ def parametrize_cache_active() -> bool:
     return bool(getattr(parametrize_module(), PARAMETRIZE_CACHE_FLAG, 0))
 
 
-def spectral_norm_state_hook_classes() -> tuple[type, ...]:
+def spectral_norm_state_hook_classes() -> tuple[Any, ...]:
     return tuple(resolve(name) for name in SPECTRAL_NORM_STATE_HOOKS)
+
+
+# --------------------------------------------------------------------------
+# torch internals the fold touches, each behind one small function
+# --------------------------------------------------------------------------
+
+#: The per-module dictionaries of forward-pre-hooks (torch keeps the same key in each).
+_FORWARD_PRE_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_pre_hooks_always_called")
+
+
+def weight_norm_kernel(v: Any, g: Any, dim: int) -> Any:
+    """torch's fused weight-norm kernel, the call both weight-norm spellings make in their forward."""
+    return import_torch()._weight_norm(v, g, dim)
+
+
+def forward_pre_hooks(module: Any) -> list[tuple[int, Any]]:
+    """The module's forward-pre-hooks as (key, hook) pairs, in the order they run."""
+    return list(module._forward_pre_hooks.items())
+
+
+def forward_pre_hook(module: Any, key: int | None) -> Any:
+    return module._forward_pre_hooks[key]
+
+
+def drop_forward_pre_hook(module: Any, key: int | None) -> None:
+    """Remove one forward-pre-hook (and its entries in torch's side tables)."""
+    for attr in _FORWARD_PRE_HOOK_DICTS:
+        getattr(module, attr, {}).pop(key, None)
+
+
+def unwrap_hook(wrapped: Any) -> Any:
+    """The user-visible function or object behind a state-dict hook entry."""
+    return getattr(wrapped, "hook", wrapped)
+
+
+def load_state_dict_pre_hooks(module: Any) -> Any:
+    """The module's load-state-dict pre-hooks dictionary (key -> wrapped hook)."""
+    return module._load_state_dict_pre_hooks
+
+
+def state_dict_hooks(module: Any) -> Any:
+    """The module's state-dict (save) hooks dictionary (key -> hook)."""
+    return module._state_dict_hooks
+
+
+def own_parameters(module: Any) -> Any:
+    """The module's own parameter table (name -> Parameter or None), not its children's."""
+    return module._parameters
+
+
+def own_buffers(module: Any) -> Any:
+    """The module's own buffer table (name -> Tensor or None), not its children's."""
+    return module._buffers
+
+
+def spectral_norm_eval_forward(weight: Any, u: Any, v: Any, dim: int, eps: float) -> Any:
+    """The modern spectral norm's own ``forward`` in eval mode, on stored state.
+
+    It runs on a stand-in for the parametrization holding ``u``/``v`` (the
+    names torch gives them) and ``dim``, with torch's own reshape of the weight
+    into the matrix whose sigma it estimates.
+    """
+    from types import SimpleNamespace
+
+    from .catalogue import MODERN_SPECTRAL_NORM_BUFFERS, SPECTRAL_NORM_MODERN
+
+    parametrization = implementation(SPECTRAL_NORM_MODERN)
+    state = SimpleNamespace(dim=dim, eps=eps, training=False, **dict(zip(MODERN_SPECTRAL_NORM_BUFFERS, (u, v))))
+    state._reshape_weight_to_matrix = lambda w: parametrization._reshape_weight_to_matrix(state, w)
+    return parametrization.forward(state, weight)
+
+
+def container_attributes(module: Any) -> dict[str, Any]:
+    """Every dict- or set-valued attribute of a module (parameters, buffers, children, hooks).
+
+    The transactional fold copies these before it changes anything, so that a
+    failure can put every one back exactly, in its order and with its identity.
+    """
+    return {name: value for name, value in vars(module).items() if isinstance(value, (dict, set))}
+
+
+def pruned_tensor_names(module: Any) -> set[str]:
+    """Names of the tensors torch's pruning recomputes on this module in a forward-pre-hook."""
+    method = resolve(PRUNING_METHOD)
+    return {getattr(hook, PRUNING_TENSOR_ATTR) for _, hook in forward_pre_hooks(module) if isinstance(hook, method)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import torch_api
-from ..core.catalogue import WEIGHT_LIKE_NAME, Kind
+from ..core.catalogue import TORCH_WEIGHT_NAME, WEIGHT_LIKE_NAME, Kind
 from ..common.findings import Finding, finding
 from ..core.live import LiveReparametrization, find_reparametrizations
 from .codes import BY_CODE, HALF_FOLDED
@@ -75,19 +75,25 @@ def _half_folded(label: str, owner: Any, owner_name: str, live_names: set[tuple[
             )
         )
 
-    for name, tensor in owner._parameters.items():
-        if tensor is not None and tensor.is_inference():
+    for name, tensor in owner.named_parameters(recurse=False, remove_duplicate=False):
+        if tensor.is_inference():
             report(name, "an inference tensor (folded under torch.inference_mode())")
-    for name, tensor in owner._buffers.items():
-        if tensor is None or not WEIGHT_LIKE_NAME.match(name):
+    builtin = _is_torch_builtin(owner)
+    for name, tensor in owner.named_buffers(recurse=False, remove_duplicate=False):
+        # torch's own modules keep no buffer under a weight's name (``weight``,
+        # ``in_proj_weight``, ``weight_hh_l0``): one there is a remover's leftover.
+        # A user's module may, so only the usual weight names count there.
+        if not (WEIGHT_LIKE_NAME.match(name) or (builtin and TORCH_WEIGHT_NAME.match(name))):
             continue
         if tensor.is_inference():
             report(name, "an inference-tensor buffer (folded under torch.inference_mode())")
-        elif _is_torch_builtin(owner):
+        elif builtin:
             report(name, "a buffer (folded under torch.no_grad())")
+    recomputed = torch_api.pruned_tensor_names(owner)
     for name, value in vars(owner).items():
         if (
-            isinstance(value, torch.Tensor)
+            name not in recomputed
+            and isinstance(value, torch.Tensor)
             and WEIGHT_LIKE_NAME.match(name)
             and (id(owner), name) not in live_names
         ):

@@ -13,6 +13,7 @@ from typing import TextIO
 from ..common.findings import Finding, InputError, RunResult, Severity
 from . import code_statistics, sorted_findings, with_fix_hint
 from .paths import display_path
+from .sanitize import encodable, sanitize
 
 #: GitHub's escaping for the message part of a workflow command.
 _DATA_ESCAPES = (("%", "%25"), ("\r", "%0D"), ("\n", "%0A"))
@@ -35,18 +36,22 @@ def escape_property(text: str) -> str:
 
 
 def _command(level: str, properties: list[tuple[str, str]], message: str) -> str:
-    props = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
-    return f"::{level} {props}::{escape_data(message)}"
+    """One workflow command; untrusted text is sanitised first (GitHub's own escaping
+    keeps CR/LF from ending the command, the sanitiser keeps escapes off the job log)."""
+    props = ",".join(f"{key}={escape_property(sanitize(value))}" for key, value in properties)
+    return f"::{level} {props}::{escape_data(sanitize(message))}"
 
 
 def finding_command(item: Finding) -> str:
     """One annotation for one finding."""
     level = "error" if item.severity == Severity.ERROR else "warning"
     properties = [("file", display_path(item.path))]
-    if item.line is not None:
+    if item.line is not None and item.cell is None:  # a notebook's lines are not the file's lines
         properties += [("line", str(item.line)), ("col", str(item.column or 1))]
     properties.append(("title", item.code))
     message = item.message if item.object is None else f"{item.object}: {item.message}"
+    if item.cell is not None:
+        message = f"cell {item.cell}, line {item.line}: {message}"
     return _command(level, properties, with_fix_hint(item, message))
 
 
@@ -55,18 +60,26 @@ def error_command(error: InputError) -> str:
     return _command("error", [("file", display_path(error.path)), ("title", "wnaudit: unreadable input")], error.message)
 
 
-def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
+def render(
+    result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False,
+    **_: object,
+) -> None:
     findings = sorted_findings(result)
+    encoding = getattr(stream, "encoding", None)
+
+    def write(line: str) -> None:
+        stream.write(encodable(line, encoding) + "\n")
+
     for error in result.errors:
-        stream.write(error_command(error) + "\n")
+        write(error_command(error))
     for item in findings:
-        stream.write(finding_command(item) + "\n")
+        write(finding_command(item))
     if statistics:
         # Plain lines are shown in the job log and never parsed as commands.
         for code, count, _fixable, title in code_statistics(findings):
-            stream.write(f"{count:>5}\t{code}\t{title}\n")
+            write(f"{count:>5}\t{code}\t{title}")
     if not quiet:
         if findings:
-            stream.write(f"wnaudit: {len(findings)} finding{'s' if len(findings) != 1 else ''}.\n")
+            write(f"wnaudit: {len(findings)} finding{'s' if len(findings) != 1 else ''}.")
         elif not result.errors:
-            stream.write("wnaudit: all checks passed.\n")
+            write("wnaudit: all checks passed.")

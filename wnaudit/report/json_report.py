@@ -9,10 +9,12 @@ from ..common.findings import RunResult
 from . import sorted_findings
 
 
-def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
+def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False, **_: object) -> None:
     payload = {
         "findings": [f.to_dict() for f in sorted_findings(result)],
         "errors": [e.to_dict() for e in result.errors],
     }
-    json.dump(payload, stream, indent=2)
+    # ensure_ascii: a lone surrogate or control character in a name is a JSON
+    # escape (``\\udc80``), so the document is valid JSON whatever the stream's encoding.
+    json.dump(payload, stream, indent=2, ensure_ascii=True)
     stream.write("\n")

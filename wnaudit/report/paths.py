@@ -7,8 +7,24 @@ step; an absolute path or a ``./`` prefix would not match.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePath
-from urllib.parse import quote
+from urllib.parse import quote_from_bytes
+
+
+def path_bytes(text: str) -> bytes:
+    """The bytes a path names on disk: a name that was not valid UTF-8 (``os.fsdecode``
+    gives ``\\udcxx``) gets its original bytes back; any other lone surrogate is kept
+    as its code point's bytes, so percent-encoding it never fails."""
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="surrogatepass")
+
+
+def quote(text: str, safe: str = "/") -> str:
+    """Percent-encode a path for a URI, whatever characters its name holds."""
+    return quote_from_bytes(path_bytes(text), safe=safe)
 
 
 def _relative(path: str, base: Path | None = None) -> PurePath | None:
@@ -17,9 +33,18 @@ def _relative(path: str, base: Path | None = None) -> PurePath | None:
     candidate = Path(path)
     absolute = candidate if candidate.is_absolute() else base / candidate
     try:
-        return Path(absolute).resolve().relative_to(base)
+        return _resolved(absolute).relative_to(base)
     except ValueError:
         return None
+
+
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, or its normalised form when the OS cannot take the name
+    (a NUL, or a lone surrogate that no file name encodes to)."""
+    try:
+        return path.resolve()
+    except (ValueError, OSError, UnicodeError):
+        return Path(os.path.normpath(path))
 
 
 def display_path(path: str, base: Path | None = None) -> str:
@@ -47,7 +72,8 @@ def artifact_uri(path: str, base: Path | None = None) -> tuple[str, bool]:
     relative = _relative(path, base)
     if relative is not None:
         return quote(relative.as_posix(), safe="/"), True
-    return Path(path).resolve().as_uri(), False
+    absolute = _resolved(Path(path)).as_posix()
+    return "file://" + quote(absolute if absolute.startswith("/") else "/" + absolute), False
 
 
 def base_uri(base: Path | None = None) -> str:

@@ -23,14 +23,14 @@ from .. import __version__
 from ..common.findings import Finding, InputError, RunResult, Severity
 from . import sorted_findings, with_fix_hint
 from .codes import code_info, code_registry
-from .paths import artifact_uri, base_uri
+from .paths import artifact_uri, base_uri, path_bytes
+from .sanitize import sanitize
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 TOOL_NAME = "wnaudit"
-INFORMATION_URI = "https://pypi.org/project/wnaudit/"
 SRCROOT = "%SRCROOT%"
 
 
@@ -90,13 +90,13 @@ def _result(item: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     artifact = _artifact_location(item.path)
     physical: dict[str, Any] = {"artifactLocation": artifact}
     location: dict[str, Any] = {"physicalLocation": physical}
-    if item.line is not None:
+    if item.line is not None and item.cell is None:
         physical["region"] = {"startLine": item.line, "startColumn": item.column or 1}
     result: dict[str, Any] = {
         "ruleId": item.code,
         "ruleIndex": rule_index[item.code],
         "level": _level(item.severity),
-        "message": {"text": with_fix_hint(item, item.message)},
+        "message": {"text": sanitize(with_fix_hint(item, _where(item) + item.message))},
         "locations": [location],
         "properties": {"fixable": item.fixable},
     }
@@ -104,17 +104,22 @@ def _result(item: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
         # No line in a tensor file: the tensor's name is the location, and it
         # also keeps the alert's identity stable across runs.
         location["logicalLocations"] = [
-            {"name": item.object.rpartition(".")[2], "fullyQualifiedName": item.object, "kind": "member"}
+            {"name": sanitize(item.object.rpartition(".")[2]), "fullyQualifiedName": sanitize(item.object), "kind": "member"}
         ]
         identity = "\0".join((item.code, artifact["uri"], item.object))
-        result["partialFingerprints"] = {"wnauditObject/v1": hashlib.sha256(identity.encode()).hexdigest()[:32]}
+        result["partialFingerprints"] = {"wnauditObject/v1": hashlib.sha256(path_bytes(identity)).hexdigest()[:32]}
     return result
+
+
+def _where(item: Finding) -> str:
+    """A notebook cell is not a region of the file: it is named in the message."""
+    return f"cell {item.cell}, line {item.line}: " if item.cell is not None else ""
 
 
 def _notification(error: InputError) -> dict[str, Any]:
     return {
         "level": "error",
-        "message": {"text": f"{error.path}: {error.message}"},
+        "message": {"text": sanitize(f"{error.path}: {error.message}")},
         "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(error.path)}}],
     }
 
@@ -133,7 +138,6 @@ def sarif_log(result: RunResult) -> dict[str, Any]:
                 "name": TOOL_NAME,
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
                 "rules": [rule_descriptor(code) for code in codes],
             }
         },
@@ -145,6 +149,6 @@ def sarif_log(result: RunResult) -> dict[str, Any]:
     return {"$schema": SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
 
-def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
+def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False, **_: object) -> None:
     json.dump(sarif_log(result), stream, indent=2)
     stream.write("\n")

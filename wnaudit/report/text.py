@@ -1,52 +1,221 @@
-"""``--format text``: one line per finding, colour only on a terminal."""
+"""The text formats, for a person at a terminal or reading a CI log.
+
+``concise`` (the default): one short line per finding, the code's title as its
+message, so a 200-layer checkpoint is 200 short lines rather than 200 copies of
+one paragraph.  ``full``: each finding with its whole message, then the
+explanation of each code once.  ``grouped``: findings under their file, with a
+count per file.  ``--statistics``: counts per code only.  Every untrusted part
+of a line (paths, tensor names, messages) goes through the one sanitiser.
+
+Fix marks, as ruff shows them: ``[*]`` a fix ``--fix`` applies; ``[-]`` a fix
+that needs review, applied only with ``--fix --unsafe-fixes``.
+"""
 
 from __future__ import annotations
 
-from typing import TextIO
+from collections import Counter
+from typing import Callable, TextIO
 
 import click
 
 from ..common.findings import Finding, RunResult, Severity
-from . import code_statistics, sorted_findings
+from . import code_statistics, needs_review, sorted_findings
+from .codes import code_info
+from .sanitize import encodable, sanitize
+
+SAFE_MARK, REVIEW_MARK = "[*]", "[-]"
 
 
 def location(finding: Finding) -> str:
-    """``path:line:col`` for source, ``path: object`` for tensors."""
+    """``path:line:col:`` for source, ``path:cell N:line:col:`` in a notebook, ``path: object:`` for tensors."""
+    path = sanitize(finding.path)
     if finding.line is not None:
-        return f"{finding.path}:{finding.line}:{finding.column or 1}:"
+        cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+        return f"{path}:{cell}{finding.line}:{finding.column or 1}:"
     if finding.object is not None:
-        return f"{finding.path}: {finding.object}:"
-    return f"{finding.path}:"
+        return f"{path}: {sanitize(finding.object)}:"
+    return f"{path}:"
 
 
-def _style(text: str, color: bool, **style: object) -> str:
-    return click.style(text, **style) if color else text  # type: ignore[arg-type]
+def fix_mark(finding: Finding) -> str:
+    """``[*]`` / ``[-]`` / nothing, by the fix's applicability."""
+    if not finding.fixable:
+        return ""
+    return REVIEW_MARK if needs_review(finding) else SAFE_MARK
 
 
-def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
-    findings = sorted_findings(result)
-    for diff in result.diffs:
-        stream.write(diff if diff.endswith("\n") else diff + "\n")
-    for item in findings:
+def short_message(finding: Finding) -> str:
+    """The code's title: the same few words for every finding of a code."""
+    info = code_info(finding.code)
+    return info.title if info is not None else sanitize(finding.message)
+
+
+class _Writer:
+    """Writes lines to a stream, styled only when colour is on, encodable in the stream's encoding."""
+
+    def __init__(self, stream: TextIO, color: bool) -> None:
+        self.stream, self.color = stream, color
+        self.encoding = getattr(stream, "encoding", None)
+
+    def style(self, text: str, **style: object) -> str:
+        return click.style(text, **style) if self.color else text  # type: ignore[arg-type]
+
+    def line(self, text: str = "") -> None:
+        self.stream.write(encodable(text, self.encoding) + "\n")
+
+    def finding(self, item: Finding, where: str, message: str) -> str:
         code_color = "red" if item.severity == Severity.ERROR else "yellow"
-        fix_mark = " [*]" if item.fixable else ""
-        stream.write(
-            f"{_style(location(item), color, bold=True)} {_style(item.code, color, fg=code_color, bold=True)}{fix_mark} {item.message}\n"
-        )
-    if statistics:
-        for code, count, fixable, title in code_statistics(findings):
-            stream.write(f"{count:>5}\t{code}\t{'[*] ' if fixable else ''}{title}\n")
-    if quiet:
+        mark = fix_mark(item)
+        parts = [self.style(where, bold=True), self.style(item.code, fg=code_color, bold=True)]
+        if mark:
+            parts.append(self.style(mark, fg="cyan"))
+        parts.append(message)
+        return " ".join(parts)
+
+
+def _plural(count: int, word: str) -> str:
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word}{'es' if word.endswith('x') else 's'}"
+
+
+def _summary(out: _Writer, result: RunResult, findings: list[Finding], *, unsafe_fixes: bool, checked: int | None) -> None:
+    if checked == 0 and not result.errors:
+        out.line(out.style("Nothing checked: no Python file, notebook or checkpoint found.", bold=True))
         return
-    summary: list[str] = []
-    if result.fixed:
-        summary.append(f"Fixed {len(result.fixed)} finding{'s' if len(result.fixed) != 1 else ''}.")
-    if findings:
-        fixable = sum(1 for f in findings if f.fixable)
-        line = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}"
-        line += f" ({fixable} fixable with --fix)." if fixable else "."
-        summary.append(line)
+    fixed = len(result.fixed)
+    if fixed:
+        total = fixed + len(findings)
+        out.line(out.style(f"Found {_plural(total, 'finding')} ({fixed} fixed, {len(findings)} remaining).", bold=True))
+    elif findings:
+        out.line(out.style(f"Found {_plural(len(findings), 'finding')}.", bold=True))
     elif not result.errors:
-        summary.append("All checks passed!")
-    for line in summary:
-        stream.write(_style(line, color, bold=True) + "\n")
+        out.line(out.style("All checks passed!", bold=True))
+        return
+    safe = sum(1 for f in findings if f.fixable and not needs_review(f))
+    review = sum(1 for f in findings if needs_review(f))
+    if unsafe_fixes:
+        if safe or review:
+            line = f"{SAFE_MARK} {safe + review} fixable with the `--fix` option"
+            line += f" ({review} of them need review {REVIEW_MARK})." if review else "."
+            out.line(line)
+        return
+    hidden = f"{_plural(review, 'hidden fix')} can be enabled with the `--unsafe-fixes` option" if review else ""
+    if safe:
+        out.line(f"{SAFE_MARK} {safe} fixable with the `--fix` option" + (f" ({hidden})." if hidden else "."))
+    elif hidden:
+        out.line(f"No fixes available ({hidden}).")
+
+
+def _fixed_listing(out: _Writer, result: RunResult) -> None:
+    """``--show-fixes``: what ``--fix`` changed, one line per fixed finding."""
+    if not result.fixed:
+        return
+    out.line(f"Fixed {_plural(len(result.fixed), 'finding')}:")
+    for item in sorted(result.fixed, key=lambda f: f.sort_key()):
+        out.line(f"  {location(item)} {item.code} {short_message(item)}")
+
+
+def _statistics(out: _Writer, findings: list[Finding]) -> None:
+    """``count<TAB>code<TAB>[mark ]title`` per code, the mark as for its findings."""
+    marks = {f.code: fix_mark(f) for f in findings if f.fixable}
+    for code, count, _fixable, title in code_statistics(findings):
+        mark = f"{marks[code]} " if code in marks else ""
+        out.line(f"{count:>5}\t{code}\t{mark}{title}")
+
+
+def _explanations(out: _Writer, findings: list[Finding]) -> None:
+    """Once per code seen: what it means and where the whole page is (``full``)."""
+    from .rule_pages import parse_sections, read_page
+
+    for code in sorted({f.code for f in findings}):
+        info = code_info(code)
+        out.line()
+        out.line(out.style(f"{code}: {info.title if info else ''}", bold=True))
+        try:
+            what = parse_sections(read_page(code)).get("What it does", "")
+        except (KeyError, FileNotFoundError):
+            what = ""
+        for paragraph in what.split("\n\n")[:1]:
+            out.line("  " + " ".join(paragraph.split()))
+        out.line(f"  More: wnaudit --explain {code}")
+
+
+LineMaker = Callable[[_Writer, Finding], list[str]]
+
+
+def _concise_lines(out: _Writer, item: Finding) -> list[str]:
+    return [out.finding(item, location(item), short_message(item))]
+
+
+def _full_lines(out: _Writer, item: Finding) -> list[str]:
+    return [out.finding(item, location(item), short_message(item)), "    " + sanitize(item.message)]
+
+
+def _render(
+    result: RunResult, stream: TextIO, lines: LineMaker | None, *, color: bool, quiet: bool, statistics: bool,
+    show_fixes: bool, unsafe_fixes: bool, checked: int | None, explain: bool = False,
+) -> None:
+    out = _Writer(stream, color)
+    findings = sorted_findings(result)
+    if statistics:
+        _statistics(out, findings)
+    elif lines is not None:
+        for item in findings:
+            for text in lines(out, item):
+                out.line(text)
+    else:
+        _grouped(out, findings)
+    if show_fixes:
+        _fixed_listing(out, result)
+    if explain and findings and not statistics:
+        _explanations(out, findings)
+    if not quiet:
+        _summary(out, result, findings, unsafe_fixes=unsafe_fixes, checked=checked)
+
+
+def _grouped(out: _Writer, findings: list[Finding]) -> None:
+    counts = Counter(f.path for f in findings)
+    current: str | None = None
+    for item in findings:
+        if item.path != current:
+            if current is not None:
+                out.line()
+            current = item.path
+            out.line(out.style(f"{sanitize(item.path)}: {_plural(counts[item.path], 'finding')}", bold=True, underline=True))
+        if item.line is not None:
+            cell = f"cell {item.cell}:" if item.cell is not None else ""
+            where = f"{cell}{item.line}:{item.column or 1}:"
+        else:
+            where = f"{sanitize(item.object or '')}:"
+        out.line("  " + out.finding(item, where, short_message(item)))
+    if findings:
+        out.line()
+
+
+def render_concise(
+    result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False,
+    show_fixes: bool = False, unsafe_fixes: bool = False, checked: int | None = None,
+) -> None:
+    _render(result, stream, _concise_lines, color=color, quiet=quiet, statistics=statistics,
+            show_fixes=show_fixes, unsafe_fixes=unsafe_fixes, checked=checked)
+
+
+def render_full(
+    result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False,
+    show_fixes: bool = False, unsafe_fixes: bool = False, checked: int | None = None,
+) -> None:
+    _render(result, stream, _full_lines, color=color, quiet=quiet, statistics=statistics,
+            show_fixes=show_fixes, unsafe_fixes=unsafe_fixes, checked=checked, explain=True)
+
+
+def render_grouped(
+    result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False,
+    show_fixes: bool = False, unsafe_fixes: bool = False, checked: int | None = None,
+) -> None:
+    _render(result, stream, None, color=color, quiet=quiet, statistics=statistics,
+            show_fixes=show_fixes, unsafe_fixes=unsafe_fixes, checked=checked)
+
+
+#: The default text format.
+render = render_concise

@@ -3,36 +3,28 @@
 Torch-free by design.  ``lint_files`` is the CLI's entry point; ``lint_source``
 and ``fix_source`` work on one file's content (flake8 plugin, editors);
 ``all_rules`` lists the rule classes (codes, titles, fix safety, examples).
+Each rule class is also importable from here by its name
+(``from wnaudit.source import LegacyRemoveWeightNorm``), without this file
+listing it: the rules live in ``wnaudit/source/rules/``.
 """
 
 from __future__ import annotations
 
 from .engine import fix_source, lint_files, lint_source
 from .reading import SourceError
-from .rules import (
-    DeprecatedLegacyWeightNorm,
-    LegacyRemoveSpectralNorm,
-    LegacyRemoveWeightNorm,
-    ModernRemoveOnLegacyNorm,
-    RemoveParametrizationsNoName,
-    RemoveParametrizationsUnparametrized,
-    Rule,
-    SwallowedLegacyRemoval,
-    all_rules,
-)
+from .rules import BY_NAME, Rule, all_rules
 
-__all__ = [
-    "DeprecatedLegacyWeightNorm",
-    "LegacyRemoveSpectralNorm",
-    "LegacyRemoveWeightNorm",
-    "ModernRemoveOnLegacyNorm",
-    "RemoveParametrizationsNoName",
-    "RemoveParametrizationsUnparametrized",
-    "Rule",
-    "SourceError",
-    "SwallowedLegacyRemoval",
-    "all_rules",
-    "fix_source",
-    "lint_files",
-    "lint_source",
-]
+
+def __getattr__(name: str) -> type[Rule]:
+    """A rule class by its class name (the rules are gathered from their modules, not listed here)."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *BY_NAME})
+
+
+__all__ = ["Rule", "SourceError", "all_rules", "fix_source", "lint_files", "lint_source", *sorted(BY_NAME)]

@@ -148,9 +148,9 @@ class _Collector(ast.NodeVisitor):
         arguments = node.args
         for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
             self.scope.bind(arg.arg, ("opaque",))
-        for star in (arguments.vararg, arguments.kwarg):
-            if star is not None:
-                self.scope.bind(star.arg, ("opaque",))
+        for star_arg in (arguments.vararg, arguments.kwarg):
+            if star_arg is not None:
+                self.scope.bind(star_arg.arg, ("opaque",))
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)

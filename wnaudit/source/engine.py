@@ -1,16 +1,17 @@
 """Lint (and fix) many files: prefilter, analyse in parallel, resolve across files, fix.
 
 Cost model: every file is read and searched for the catalogue's API names
-(a substring search); only files that mention one are parsed, with CPython's
-``ast``.  libcst parses only files that get a fix.  When the files to parse
+(a substring search); only files that mention one are analysed, with CPython's
+``ast``; the others are only parsed, so that a syntax error is reported in
+every file read.  libcst parses only files that get a fix.  When the files to parse
 add up to a lot of source, they are parsed by a process pool; results come
 back as small picklable summaries.
 """
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
-import difflib
 import logging
 import os
 from dataclasses import dataclass
@@ -19,14 +20,16 @@ from typing import Iterable, Sequence
 
 from ..common.atomic import atomic_write_bytes
 from ..common.config import Config
-from ..common.findings import Finding, InputError, RunResult, finding
+from ..common.findings import Applicability, Finding, InputError, RunResult, finding
 from ..common.options import RunOptions
 from .analysis import Aliases, analyze
 from .context import Context
+from .diff import unified_patch
 from .fixer import FixError, apply_fixes
+from . import notebook
 from .model import FileSummary
 from .project import Location, Project
-from .reading import SourceError, decode
+from .reading import SourceError, decode, may_have_findings, read_source_bytes
 from .rules import BY_CODE, Candidate, candidates
 from .workspace import Workspace
 
@@ -48,10 +51,24 @@ def _syntax_message(error: SyntaxError) -> str:
     return f"syntax error at {where}: {error.msg}"
 
 
+def check_syntax(text: str, path: str) -> None:
+    """SourceError (one line) when ``text`` is not valid Python; the same parse ``analyze`` does, nothing kept."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        raise SourceError(_syntax_message(error)) from error
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
+
+
 def summarize(
     data: bytes | str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None, file: str = "",
 ) -> FileSummary:
-    """Analyse one file's content; SourceError (one line) when it is not valid Python."""
+    """Analyse one file's content; SourceError (one line) when it is not valid Python.
+
+    ``file`` is the file's identity as a module (its absolute path); ``aliases``
+    the project names it imports that stand for torch APIs (``Workspace.aliases``).
+    """
     if isinstance(data, bytes):
         text = decode(data).text
     else:
@@ -86,63 +103,108 @@ def default_workspace() -> Workspace:
     return new_workspace()
 
 
-def _prefilter(path_text: str, workspace: Workspace) -> tuple[_Scanned | None, int]:
-    """Read and test one file: (result, 0) when it needs no parsing, else (None, its size)."""
+def _read_source(path: Path, max_bytes: int) -> bytes | str:
+    """A file's content as the rules see it: its bytes, or a notebook's view (text).
+
+    Only regular files under ``max_bytes`` are read (see ``read_source_bytes``).
+    """
+    data = read_source_bytes(path, max_bytes)
+    return notebook.notebook_view(data).text if notebook.is_notebook(path) else data
+
+
+def _prefilter(path_text: str, max_bytes: int, workspace: Workspace) -> tuple[_Scanned | None, int, bool]:
+    """Read and test one file: (result, 0, _) when done, else (None, its size, whether it needs analysis).
+
+    A file that cannot contain a finding is still parsed (``analyse`` False):
+    a syntax error is reported in every file that is read.  A file that names
+    no API can still hold one when it imports a project name bound to an API
+    (``Workspace.may_have_findings``, decided from bytes).
+    """
     try:
-        data = Path(path_text).read_bytes()
+        data = _read_source(Path(path_text), max_bytes)
     except OSError as error:
-        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0
-    try:
-        if not workspace.may_have_findings(workspace.project.locate(path_text).path, data):
-            decode(data)  # still report binary / undecodable files
-            return _Scanned(path_text), 0
-    except SourceError as error:
-        return _Scanned(path_text, error=str(error)), 0
-    return None, len(data)
+        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0, False
+    except SourceError as error:  # not a regular file, too big, a notebook that is not one, a cell that is not Python
+        return _Scanned(path_text, error=str(error)), 0, False
+    location = workspace.project.locate(path_text)
+    if isinstance(data, str):  # a notebook view, already parsed cell by cell
+        encoded = data.encode("utf-8", "surrogatepass")
+        if not may_have_findings(encoded) and not workspace.may_have_findings(location.path, encoded):
+            return _Scanned(path_text), 0, False
+        return None, len(data), True
+    if not may_have_findings(data) and not workspace.may_have_findings(location.path, data):
+        try:
+            decode(data)  # binary and undecodable files are reported here, without a parse
+        except SourceError as error:
+            return _Scanned(path_text, error=str(error)), 0, False
+        return None, len(data), False
+    return None, len(data), True
 
 
-def _analyze_path(task: tuple[str, Location]) -> _Scanned:
-    """Parse and analyse one candidate file (runs in a worker process for big runs)."""
-    path_text, location = task
+def _check_path(path_text: str, max_bytes: int) -> _Scanned:
+    """Parse one file that cannot hold a finding, only to report a syntax error (in a worker for big runs)."""
     try:
-        data = Path(path_text).read_bytes()
+        check_syntax(decode(read_source_bytes(Path(path_text), max_bytes)).text, path_text)
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
+    except SourceError as error:
+        return _Scanned(path_text, error=str(error))
+    return _Scanned(path_text)
+
+
+def _scan_one(task: tuple[str, bool, int, Location | None]) -> _Scanned:
+    path_text, analyse, max_bytes, location = task
+    if analyse and location is not None:
+        return _analyze_path(path_text, max_bytes, location)
+    return _check_path(path_text, max_bytes)
+
+
+def _analyze_path(path_text: str, max_bytes: int, location: Location) -> _Scanned:
+    """Parse and analyse one candidate file (runs in a worker process for big runs)."""
+    path = Path(path_text)
+    try:
+        data = _read_source(path, max_bytes)
+    except OSError as error:
+        return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
+    except SourceError as error:
+        return _Scanned(path_text, error=str(error))
     try:
         return _Scanned(path_text, summary=summarize_at(data, path_text, location))
     except SourceError as error:
         return _Scanned(path_text, error=str(error))
 
 
-def _scan_all(files: Sequence[Path], jobs: int, workspace: Workspace) -> list[_Scanned]:
+def _scan_all(files: Sequence[Path], jobs: int, max_bytes: int, workspace: Workspace) -> list[_Scanned]:
     """Prefilter every file here; parse the candidates, in worker processes when it pays."""
     names = [str(p) for p in files]
     results: list[_Scanned | None] = []
-    candidates: list[tuple[int, int]] = []
+    tasks: list[tuple[int, int, bool]] = []  # (index, size, analyse)
     for index, name in enumerate(names):
-        done, size = _prefilter(name, workspace)
+        done, size, analyse = _prefilter(name, max_bytes, workspace)
         results.append(done)
         if done is None:
-            candidates.append((index, size))
-    tasks = {index: (names[index], workspace.project.locate_input(names[index])) for index, _ in candidates}
-    workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(candidates))
-    total = sum(size for _, size in candidates)
+            tasks.append((index, size, analyse))
+    located = {index: workspace.project.locate_input(names[index]) for index, _, analyse in tasks if analyse}
+    workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(tasks))
+    total = sum(size for _, size, _ in tasks)
     if workers > 1 and (jobs > 1 or total >= PARALLEL_BYTES):
         # Largest first, one file per task: a few big model files dominate the time.
-        order = sorted(candidates, key=lambda item: -item[1])
-        logger.debug("parsing %d candidate files (%d bytes) with %d processes", len(order), total, workers)
+        order = sorted(tasks, key=lambda item: -item[1])
+        logger.debug("parsing %d files (%d bytes) with %d processes", len(order), total, workers)
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            for (index, _), scanned in zip(order, pool.map(_analyze_path, [tasks[i] for i, _ in order])):
+            work = [(names[i], analyse, max_bytes, located.get(i)) for i, _, analyse in order]
+            for (index, _, _), scanned in zip(order, pool.map(_scan_one, work, chunksize=max(1, len(work) // (workers * 8)))):
                 results[index] = scanned
     else:
-        for index, _ in candidates:
-            results[index] = _analyze_path(tasks[index])
+        for index, _, analyse in tasks:
+            results[index] = _scan_one((names[index], analyse, max_bytes, located.get(index)))
     return [item for item in results if item is not None]
 
 
 def _suppressed(summary: FileSummary, candidate: Candidate) -> bool:
     codes = summary.noqa.get(candidate.site.line)
-    return codes is not None and (not codes or candidate.code in codes)
+    # A listed code may be a prefix (``# noqa: WN1``), as flake8 reads it.
+    return codes is not None and (not codes or any(candidate.code.startswith(code) for code in codes))
 
 
 def _active(summary: FileSummary, found: Iterable[Candidate], config: Config) -> list[Candidate]:
@@ -160,27 +222,39 @@ def _identity(candidate: Candidate) -> tuple:
     return (candidate.code, candidate.site.key)
 
 
+def _applies(code: str, unsafe_fixes: bool) -> bool:
+    """Whether this run applies fixes of ``code``: safe ones always, "needs review" ones only with ``--unsafe-fixes``."""
+    return unsafe_fixes or BY_CODE[code].applicability is Applicability.SAFE
+
+
 def plan_fixes(
-    summaries: list[FileSummary], config: Config, workspace: Workspace | None = None,
+    summaries: list[FileSummary], config: Config, unsafe_fixes: bool = True, workspace: Workspace | None = None,
 ) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
     """Per path: (active findings now, fixes to apply).
 
     WN103 migrates an application to the modern spelling; the removals that
     migration would break are found by re-running the rules on the post-fix
     view and are fixed with it, even where WN101 itself is not selected.
+    Without ``unsafe_fixes`` only fixes whose rule is ``Applicability.SAFE`` are planned.
     """
     workspace = workspace or new_workspace(config)
     before = Context(summaries, workspace=workspace)
     now = {s.path: candidates(s, before) for s in summaries}
     active = {s.path: _active(s, now[s.path], config) for s in summaries}
-    migrated = frozenset((path, c.site.key) for path, found in active.items() for c in found if c.code == "WN103")
+    migrated = frozenset(
+        (path, c.site.key) for path, found in active.items() for c in found
+        if c.code == "WN103" and _applies(c.code, unsafe_fixes)
+    )
     after = Context(summaries, migrated, workspace) if migrated else before
     plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
     for summary in summaries:
         existing = {_identity(c) for c in now[summary.path]}
         post = candidates(summary, after) if migrated else now[summary.path]
         chosen = {_identity(c) for c in _active(summary, post, config)}
-        fixes = [c for c in post if c.fix is not None and (_identity(c) in chosen or _identity(c) not in existing)]
+        fixes = [
+            c for c in post
+            if c.fix is not None and _applies(c.code, unsafe_fixes) and (_identity(c) in chosen or _identity(c) not in existing)
+        ]
         plan[summary.path] = (active[summary.path], fixes)
     return plan
 
@@ -188,20 +262,23 @@ def plan_fixes(
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
     result = RunResult()
-    config = options.config
-    workspace = new_workspace(config)
-    scanned = _scan_all(files, options.jobs, workspace)
+    views = notebook.views_of([str(p) for p in files])  # notebooks: findings name cell and line
+    workspace = new_workspace(options.config)
+    scanned = _scan_all(files, options.jobs, options.config.max_source_bytes, workspace)
     summaries: list[FileSummary] = []
     for item in scanned:
         if item.error is not None:
             result.errors.append(InputError(item.path, item.error))
         elif item.summary is not None:
             summaries.append(item.summary)
+    config = options.config
     summaries = workspace.adopt(summaries)
-    plan = plan_fixes(summaries, config, workspace)
+    plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace)
     if not (options.fix or options.diff):
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
+        if views:
+            result.findings = notebook.place_findings(result.findings, views)
         result.findings.sort(key=Finding.sort_key)
         return result
 
@@ -225,6 +302,10 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     else:
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
+    if views:
+        result.fixed = notebook.place_findings(result.fixed, views)
+        after = notebook.views_of(list(fixed_summaries)) if options.fix else {}
+        result.findings = notebook.place_findings(result.findings, {**views, **after})
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
     return result
@@ -251,27 +332,26 @@ def _fix_one(
 ) -> tuple[FileSummary, list[Candidate]] | None:
     path = Path(summary.path)
     try:
-        data = path.read_bytes()
-        new_data, applied = apply_fixes(data, summary, fixes, keep)
+        data = read_source_bytes(path, options.config.max_source_bytes)
+        if notebook.is_notebook(path):
+            view = notebook.notebook_view(data)
+            new_view, applied = apply_fixes(view.text, summary, fixes, keep)
+            new_data = notebook.rewrite_notebook(data, view, str(new_view))
+            checked: bytes | str = new_view
+        else:
+            fixed, applied = apply_fixes(data, summary, fixes, keep)
+            new_data = fixed if isinstance(fixed, bytes) else fixed.encode("utf-8")  # bytes in, bytes out
+            checked = new_data
         if not applied or new_data == data:
             return None
         location = workspace.project.locate_input(path)
-        new_summary = summarize_at(new_data, summary.path, location)  # proves the result is valid Python
-        new_summary = workspace.complete(new_summary, new_data)
+        new_summary = summarize_at(checked, summary.path, location)  # proves the result is valid Python
+        new_summary = workspace.complete(new_summary, checked)
     except (OSError, FixError, SourceError) as error:
         result.errors.append(InputError(summary.path, f"fix not applied, file unchanged: {error}"))
         return None
     if options.diff:
-        encoding = decode(data).encoding
-        old_text, new_text = data.decode(encoding), new_data.decode(encoding)
-        result.diffs.append(
-            "".join(
-                difflib.unified_diff(
-                    old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
-                    fromfile=f"a/{summary.path}", tofile=f"b/{summary.path}",
-                )
-            )
-        )
+        result.diffs.append(unified_patch(data, new_data, summary.path))
         return None
     try:
         atomic_write_bytes(path, new_data)
@@ -287,10 +367,8 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
 
     The project modules it imports are read from disk (resolved from
     ``path`` and the config's source roots), so the answer is the one a
-    whole-tree run gives for that file.
-
-    Raises ``SourceError`` (a ValueError with a one-line message) when the
-    content is not Python source.
+    whole-tree run gives for that file.  Raises ``SourceError`` (a
+    ValueError with a one-line message) when the content is not Python source.
     """
     config = config or Config()
     workspace = new_workspace(config)
@@ -305,16 +383,20 @@ def _summarize_given(source: str | bytes, path: str, workspace: Workspace) -> Fi
     return workspace.adopt([summary], {path: source})[0]
 
 
-def fix_source(source: str | bytes, path: str, config: Config | None = None) -> tuple[str | bytes, list[Finding]]:
+def fix_source(
+    source: str | bytes, path: str, config: Config | None = None, *, unsafe_fixes: bool = True,
+) -> tuple[str | bytes, list[Finding]]:
     """Fix one file's content; returns the new content (same type as given) and the findings fixed.
 
     Raises ``SourceError`` when the content is not Python; when a fix cannot be
     applied the content comes back unchanged (and the reason is logged).
+    The caller asked for the fix, so fixes that need review are applied too
+    unless ``unsafe_fixes=False`` (the CLI's ``--fix`` passes that).
     """
     config = config or Config()
     workspace = new_workspace(config)
     summary = _summarize_given(source, path, workspace)
-    found, fixes = plan_fixes([summary], config, workspace)[path]
+    found, fixes = plan_fixes([summary], config, unsafe_fixes, workspace)[path]
     if not fixes:
         return source, []
     try:

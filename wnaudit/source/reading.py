@@ -8,15 +8,34 @@ from __future__ import annotations
 
 import bisect
 import io
+import os
 import re
 import tokenize
 from dataclasses import dataclass
 
+from ..common.config import DEFAULT_MAX_SOURCE_BYTES
+from ..common.files import FileRefused, read_regular_file
 from ..core import catalogue
 
 
 class SourceError(ValueError):
     """The file cannot be read as Python source; the message is one line."""
+
+
+#: The [tool.wnaudit] key that sets the size cap, named in the refusal.
+MAX_BYTES_SETTING = "max-source-bytes"
+
+
+def read_source_bytes(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_SOURCE_BYTES) -> bytes:
+    """A source file's bytes; SourceError for a FIFO, device, socket or a file above ``max_bytes``.
+
+    Never blocks (a FIFO is refused before it is opened) and never reads
+    more than ``max_bytes + 1`` bytes.  Other failures raise ``OSError``.
+    """
+    try:
+        return read_regular_file(path, max_bytes, setting=MAX_BYTES_SETTING)
+    except FileRefused as error:
+        raise SourceError(str(error)) from error
 
 
 def _leaf_names(with_other: bool = False) -> tuple[bytes, ...]:

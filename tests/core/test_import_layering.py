@@ -1,0 +1,129 @@
+"""The folders are the architecture: every import arrow points down (read with ``ast``, no torch).
+
+core <- entrances (source, checkpoint, module) <- report / cli.  common is
+below everything; the entrances never reach into each other; report reads
+only the entrances' code declarations.  Function-level (lazy) imports count:
+they are arrows too.  See docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "wnaudit"
+ENTRANCES = {"source", "checkpoint", "module"}
+#: The root package's version may be read from anywhere (``from .. import __version__``).
+ANYWHERE = {"wnaudit.__version__"}
+#: What each folder may import from wnaudit, besides itself and ANYWHERE.
+ALLOWED_LAYERS = {
+    "common": set(),
+    "core": {"common"},
+    "source": {"core", "common"},
+    "checkpoint": {"core", "common"},
+    "module": {"core", "common"},
+    "report": {"common"},
+}
+#: The registry gathers the entrances' declarations of their codes, and nothing else of theirs.
+CODE_DECLARATIONS = {"wnaudit.source.rules", "wnaudit.checkpoint.codes", "wnaudit.module.codes"}
+
+
+def _module_name(path: Path) -> tuple[str, str]:
+    """(dotted module name, the package its relative imports start from)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        name = ".".join(parts[:-1])
+        return name, name
+    name = ".".join(parts)
+    return name, name.rsplit(".", 1)[0]
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every wnaudit module (or name in one) that the file imports, relative imports resolved."""
+    _, package = _module_name(path)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            if node.module is None:  # ``from . import x``: x is a submodule or a name of the package
+                found.update(f"{module}.{alias.name}" for alias in node.names)
+            else:
+                found.add(module)
+    return {name for name in found if name == "wnaudit" or name.startswith("wnaudit.")}
+
+
+def _files(layer: str) -> list[Path]:
+    return sorted((PACKAGE / layer).rglob("*.py"))
+
+
+def _violations(layer: str) -> list[str]:
+    allowed = ALLOWED_LAYERS[layer] | {layer}
+    out = []
+    for path in _files(layer):
+        name, _ = _module_name(path)
+        for target in sorted(imported_modules(path) - ANYWHERE):
+            target_layer = target.split(".")[1] if "." in target else "wnaudit"
+            if target_layer in allowed:
+                continue
+            if name == "wnaudit.report.codes" and any(target == d or target.startswith(d + ".") for d in CODE_DECLARATIONS):
+                continue
+            out.append(f"{name} imports {target}")
+    return out
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED_LAYERS))
+def test_imports_point_down(layer: str):
+    assert _files(layer), f"wnaudit/{layer}/ is empty or gone"
+    assert _violations(layer) == []
+
+
+def test_the_registry_reads_every_entrances_declarations():
+    assert imported_modules(PACKAGE / "report" / "codes.py") >= CODE_DECLARATIONS
+
+
+def test_the_checker_sees_relative_and_lazy_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The checker itself: an upward arrow hidden in a function, written relatively, is caught."""
+    fake = tmp_path / "wnaudit"
+    (fake / "core").mkdir(parents=True)
+    (fake / "core" / "bad.py").write_text("def f():\n    from ..source import engine\n    from .. import report\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert _violations("core") == ["wnaudit.core.bad imports wnaudit.report", "wnaudit.core.bad imports wnaudit.source"]
+
+
+def _loaded_after(statement: str) -> set[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent), os.environ.get("PYTHONPATH")]))}
+    script = f"import sys\n{statement}\nprint(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env)
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import wnaudit.source",
+        "import wnaudit.cli",
+        "import wnaudit.source.flake8_plugin",
+        "from wnaudit.report.codes import code_registry; code_registry()",
+        "import wnaudit",
+    ],
+)
+def test_the_torch_free_paths_do_not_import_torch(statement: str):
+    assert "torch" not in _loaded_after(statement)
+
+
+def test_linting_never_imports_libcst_and_fixing_does():
+    lint = "from wnaudit.source import all_rules, lint_source\nfor rule in all_rules():\n    lint_source(rule.INVALID[0].source, 'x.py')"
+    assert "libcst" not in _loaded_after(lint)
+    fix = "from wnaudit.source import all_rules, fix_source\nfix_source(all_rules()[0].INVALID[0].source, 'x.py')"
+    assert "libcst" in _loaded_after(fix)

@@ -1,0 +1,95 @@
+"""Apply the rules' fixes to one file through libcst, keeping everything else byte for byte.
+
+Calls are found by the positions the analysis recorded, via libcst's
+PositionProvider; comments, formatting, the encoding (PEP 263 cookie, BOM) and
+line endings survive because libcst regenerates the untouched tree exactly.
+Each candidate's own fix function rewrites its call; then the file gets what
+the new calls need and loses the imports only the old ones used.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from ..analysis import deep_recursion
+from ..fixer import FixError
+from ..model import FileSummary
+from ..rules.base import Candidate
+from .imports import orphaned_names, prune_imports
+from .support import insert_support
+
+logger = logging.getLogger(__name__)
+
+#: A call's position as libcst reports it: start line, start column, end line, end column (columns 0-based).
+Span = tuple[int, int, int, int]
+
+
+class _CallFixer(cst.CSTTransformer):
+    """Rewrites the wanted calls with their candidates' fixes, and notes what the file then needs."""
+
+    def __init__(self, positions: Mapping[cst.CSTNode, CodeRange], wanted: Mapping[Span, Sequence[Candidate]], path: str) -> None:
+        super().__init__()
+        self.positions = positions
+        self.wanted = wanted
+        self.path = path
+        self.done: list[Candidate] = []
+        self.helper_kinds: set[str] = set()
+        self.needs_torch = False
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        where = self.positions.get(original_node)
+        if where is None:
+            return updated_node
+        todo = self.wanted.get((where.start.line, where.start.column, where.end.line, where.end.column))
+        if not todo:
+            return updated_node
+        result = updated_node
+        for candidate in todo:
+            fix = candidate.fix
+            new = fix.rewrite(result, fix.kind) if fix is not None else None
+            if fix is None or new is None:
+                logger.debug("%s: cannot fix %s at %d:%d", self.path, candidate.code, candidate.site.line, candidate.site.column)
+                continue
+            result = new
+            self.done.append(candidate)
+            if fix.helper:
+                self.helper_kinds.add(fix.kind)
+            self.needs_torch = self.needs_torch or fix.torch
+        return result
+
+
+def rewrite(
+    data: str | bytes, summary: FileSummary, wanted: Mapping[Span, Sequence[Candidate]], keep: frozenset[str],
+) -> tuple[str | bytes, list[Candidate]]:
+    """The fixed content and the candidates fixed; FixError when libcst or the result cannot be parsed."""
+    try:
+        with deep_recursion():
+            return _rewrite(data, summary, wanted, keep)
+    except cst.ParserSyntaxError as error:
+        raise FixError(f"libcst cannot parse the file: {error.message}") from error
+    except RecursionError as error:
+        raise FixError("the file nests too deeply for libcst") from error
+    except (SyntaxError, ValueError) as error:  # ast's view of the result, for the import cleanup
+        raise FixError(f"the fixed file does not parse: {error}") from error
+
+
+def _code(module: cst.Module, like: str | bytes) -> str | bytes:
+    """The module's text, as bytes (in its own encoding) when the input was bytes."""
+    return module.bytes if isinstance(like, bytes) else module.code
+
+
+def _rewrite(
+    data: str | bytes, summary: FileSummary, wanted: Mapping[Span, Sequence[Candidate]], keep: frozenset[str],
+) -> tuple[str | bytes, list[Candidate]]:
+    wrapper = MetadataWrapper(cst.parse_module(data), unsafe_skip_copy=True)
+    fixer = _CallFixer(wrapper.resolve(PositionProvider), wanted, summary.path)
+    fixed = wrapper.module.visit(fixer)
+    if not fixer.done:
+        return data, []
+    fixed = insert_support(fixed, sorted(fixer.helper_kinds), fixer.needs_torch and not summary.torch_bound)
+    fixed = prune_imports(fixed, orphaned_names(data, _code(fixed, data), keep))
+    return _code(fixed, data), fixer.done

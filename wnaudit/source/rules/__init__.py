@@ -1,0 +1,58 @@
+"""The WN1xx source rules, gathered from their family modules.
+
+Each module in this package (other than ``base``) holds one family of rules:
+the rule classes with their detection, messages, examples and fix functions.
+The rules are collected from those modules, so adding a rule (or a family
+module) needs no edit here.  ``VALID`` examples must produce no finding of
+the rule's code and ``INVALID`` ones exactly one, fixed to their
+``expected_replacement``; the test suite runs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ...common.findings import CodeInfo
+from ..context import Context
+from ..model import FileSummary
+from .base import Candidate, Fix, Invalid, Rule, Valid
+
+_NOT_FAMILIES = frozenset({"base"})
+
+
+def _gather() -> tuple[type[Rule], ...]:
+    """Every concrete rule class defined in the family modules, in code order."""
+    found: dict[str, type[Rule]] = {}
+    for module_info in pkgutil.iter_modules(__path__):
+        if module_info.name in _NOT_FAMILIES or module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__ and value.is_concrete():
+                if value.code in found:
+                    raise ValueError(f"rule code {value.code} is defined twice ({found[value.code].__name__}, {value.__name__})")
+                found[value.code] = value
+    return tuple(found[code] for code in sorted(found))
+
+
+RULES: tuple[type[Rule], ...] = _gather()
+
+#: The WN1xx code declarations, for the registry (``wnaudit.report.codes``).
+SOURCE_CODES: tuple[CodeInfo, ...] = tuple(rule.info() for rule in RULES)
+BY_CODE: dict[str, CodeInfo] = {info.code: info for info in SOURCE_CODES}
+BY_NAME: dict[str, type[Rule]] = {rule.__name__: rule for rule in RULES}
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every source rule, in code order (for docs, SARIF and listings)."""
+    return list(RULES)
+
+
+def candidates(summary: FileSummary, context: Context) -> list[Candidate]:
+    out = [c for rule in RULES for c in rule().check(summary, context)]
+    out.sort(key=lambda c: (c.site.line, c.site.column, c.code))
+    return out
+
+
+__all__ = ["BY_CODE", "BY_NAME", "RULES", "SOURCE_CODES", "Candidate", "Fix", "Invalid", "Rule", "Valid", "all_rules", "candidates"]

@@ -1,0 +1,60 @@
+"""Applying weight norm with the deprecated legacy spelling: WN103.
+
+``torch.nn.utils.weight_norm`` installs a forward-pre-hook that torch has
+deprecated; the fix calls the parametrization spelling instead (and the
+engine migrates this file's removals of it in the same run).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from ...common.findings import Applicability, Severity
+from ..context import Context
+from ..model import FileSummary
+from .base import MODERN_WEIGHT_NORM, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+
+def call_modern_weight_norm(call: cst.Call, kind: str) -> cst.Call:
+    """``weight_norm(conv)`` -> ``torch.nn.utils.parametrizations.weight_norm(conv)``, arguments as written."""
+    from ..rewrite import calls
+
+    return calls.call_to(call, MODERN_WEIGHT_NORM)
+
+
+class DeprecatedLegacyWeightNorm(Rule):
+    code = "WN103"
+    title = "deprecated legacy torch.nn.utils.weight_norm applied"
+    severity = Severity.WARNING
+    applicability = Applicability.UNSAFE
+    VALID = (
+        Valid("import torch\nconv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 2, 3))\n"),
+        Valid(
+            "import torch.nn as nn\nweight_norm = nn.utils.weight_norm\n"
+            "if hasattr(nn.utils.parametrizations, 'weight_norm'):\n"
+            "    weight_norm = nn.utils.parametrizations.weight_norm\nconv = weight_norm(nn.Conv1d(2, 2, 3))\n"
+        ),
+    )
+    INVALID = (
+        Invalid(
+            "import torch\nfrom torch.nn.utils import weight_norm\nconv = weight_norm(torch.nn.Conv1d(2, 2, 3))\n",
+            expected_replacement=(
+                "import torch\n"
+                "conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
+            ),
+        ),
+    )
+
+    def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
+        for application in summary.applications:
+            if application.legacy_only:
+                yield Candidate(
+                    self.code,
+                    application.site,
+                    f"{application.api} is deprecated: apply {MODERN_WEIGHT_NORM} "
+                    "(the fix also migrates this file's removals of it)",
+                    Fix(call_modern_weight_norm, WEIGHT_NORM, torch=True),
+                )

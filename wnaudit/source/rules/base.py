@@ -1,0 +1,103 @@
+"""What a source rule is made of: detection, message, fix and fix safety, with its own examples.
+
+A rule's ``check`` yields :class:`Candidate` findings; each carries the
+:class:`Fix` that rewrites its call, a function kept next to the rule in its
+family module.  Fix functions take and return libcst nodes but load the
+rewrite vocabulary (``wnaudit.source.rewrite``, which imports libcst) only
+when they run, so linting never imports libcst: only ``--fix`` and ``--diff``
+pay for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
+
+from ...common.findings import Applicability, CodeInfo, Severity
+from ...core import catalogue
+from ..context import Context
+from ..model import FileSummary, Site
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
+SPECTRAL_NORM = catalogue.Kind.SPECTRAL_NORM.value
+OTHER = catalogue.Kind.OTHER.value
+MODERN = catalogue.Style.MODERN.value
+LEGACY = catalogue.Style.LEGACY.value
+
+MODERN_REMOVER = catalogue.WEIGHT_NORM_MODERN.remove_apis[0]
+MODERN_WEIGHT_NORM = catalogue.WEIGHT_NORM_MODERN.apply_apis[0]
+MODERN_SPECTRAL_NORM = catalogue.SPECTRAL_NORM_MODERN.apply_apis[0]
+
+#: A rule's fix: the flagged call and the norm kind in, the rewritten call out
+#: (None when the call has a shape the fix does not handle; it is then left as written).
+CallRewrite = Callable[["cst.Call", str], "cst.Call | None"]
+
+
+@dataclass(frozen=True)
+class Fix:
+    """How a candidate's call is rewritten, and what the file must provide afterwards."""
+
+    rewrite: CallRewrite
+    #: The norm kind (catalogue.Kind value) the rewrite is about.
+    kind: str
+    #: The new call names the both-spellings helper for ``kind``: the fixer defines it in the file.
+    helper: bool = False
+    #: The new call spells ``torch.nn.utils...``: the fixer adds ``import torch`` when the file lacks it.
+    torch: bool = False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A finding before noqa/config filtering, with the fix it would take."""
+
+    code: str
+    site: Site
+    message: str
+    fix: Fix | None
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Source in which the rule reports nothing."""
+
+    source: str
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Source in which the rule reports exactly once, and what ``--fix`` turns it into.
+
+    ``expected_replacement`` is the exact fixed text; None says the rule
+    offers no fix for this example (the text must then stay as it is).
+    """
+
+    source: str
+    expected_replacement: str | None = None
+
+
+class Rule:
+    """One WN1xx rule.  A concrete rule sets every ClassVar below and ``check``."""
+
+    code: ClassVar[str]
+    title: ClassVar[str]
+    severity: ClassVar[Severity]
+    #: Whether ``--fix`` applies the rule's fix or only ``--unsafe-fixes`` does; the rule page says why.
+    applicability: ClassVar[Applicability]
+    VALID: ClassVar[tuple[Valid, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
+
+    def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
+        raise NotImplementedError
+
+    @classmethod
+    def info(cls) -> CodeInfo:
+        """The rule's code declaration, as the registry and the findings carry it."""
+        return CodeInfo(cls.code, cls.title, cls.severity, cls.applicability)
+
+    @classmethod
+    def is_concrete(cls) -> bool:
+        """A rule with its own code (not a base class shared by a family)."""
+        return "code" in vars(cls)
