@@ -117,3 +117,27 @@ def test_wn107_is_not_reported_where_a_handler_expects_the_failure(caught, flagg
         f"try:\n    torch.nn.utils.parametrize.remove_parametrizations(conv, 'weight')\nexcept {caught}:\n    pass\n"
     )
     assert codes(source) == (["WN107"] if flagged else [])
+
+
+def test_wn108_bad_example_raises_attribute_error_and_fixed_one_folds():
+    bad, good = _blocks("WN108")
+    with warnings.catch_warnings(), pytest.raises(AttributeError):
+        warnings.simplefilter("ignore")
+        exec(compile(bad, "WN108-example", "exec"), {"__name__": "page_example"})
+    scope: dict = {"__name__": "page_example"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(good, "WN108-use-instead", "exec"), scope)
+    assert not hasattr(scope["conv"], "parametrizations")
+
+
+def test_wn108_through_an_imported_name_drops_the_broken_import():
+    source = (
+        "import torch\nfrom torch.nn.utils.parametrizations import weight_norm, remove_parametrizations\n"
+        "conv = weight_norm(torch.nn.Conv1d(2, 2, 3))\nremove_parametrizations(conv, 'weight')\n"
+    )
+    assert codes(source) == ["WN108"]
+    fixed, done = fix_source(source, "m.py")
+    assert [f.code for f in done] == ["WN108"] and codes(fixed) == []
+    assert "parametrizations import weight_norm\n" in fixed
+    assert "torch.nn.utils.parametrize.remove_parametrizations(conv, 'weight')" in fixed

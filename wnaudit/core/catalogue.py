@@ -180,6 +180,15 @@ FOLDED_LOAD_HINT = (
 )
 
 
+#: Remover names that do not exist where code looks for them -> the real remover.
+#: The parametrizations module holds the appliers; the remover lives in
+#: ``parametrize``: ``parametrizations.remove_parametrizations(...)`` raises
+#: AttributeError (and importing it from there, ImportError).
+MISPLACED_REMOVERS: dict[str, str] = {
+    "torch.nn.utils.parametrizations.remove_parametrizations": "torch.nn.utils.parametrize.remove_parametrizations",
+}
+
+
 def spelling_for_api(qualified_name: str) -> tuple[Spelling, str] | None:
     """Return (spelling, "apply" | "remove") for a qualified API name, or None."""
     for spelling in SPELLINGS:

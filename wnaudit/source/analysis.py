@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..core import catalogue
-from .model import Application, FileSummary, Removal, Site, Unit
+from .model import Application, FileSummary, Misplaced, Removal, Site, Unit
 from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 _NOQA = re.compile(r"#\s*noqa(?P<sep>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -468,6 +468,9 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
             found = catalogue.spelling_for_api(name)
             if found is None:
                 all_legacy_wn = False
+                real = catalogue.MISPLACED_REMOVERS.get(name)
+                if real is not None:
+                    summary.misplaced.append(Misplaced(call.site, name, real))
                 continue
             spelling, role = found
             if not (spelling.kind is catalogue.Kind.WEIGHT_NORM and spelling.style is catalogue.Style.LEGACY and role == "apply"):

@@ -61,6 +61,15 @@ class Removal:
 
 
 @dataclass(frozen=True)
+class Misplaced:
+    """A call to a remover name torch does not define there (``catalogue.MISPLACED_REMOVERS``)."""
+
+    site: Site
+    api: str
+    real: str
+
+
+@dataclass(frozen=True)
 class Unit:
     """A top-level class or function: what it applies itself and what it refers to."""
 
@@ -79,6 +88,7 @@ class FileSummary:
     imports: tuple[str, ...] = ()
     applications: list[Application] = field(default_factory=list)
     removals: list[Removal] = field(default_factory=list)
+    misplaced: list[Misplaced] = field(default_factory=list)
     #: line -> codes suppressed there (empty frozenset: bare ``# noqa``).
     noqa: dict[int, frozenset[str]] = field(default_factory=dict)
     #: The module-level name ``torch`` is the torch package (fixes may spell APIs through it).
