@@ -180,8 +180,11 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
 
 def _audit_zip_without_torch(path: Path, options: RunOptions) -> RunResult | None:
     """Audit from ``data.pkl`` alone (see :mod:`zip_shapes`); None if torch must decide."""
+    from .zip_layout import read_layout
     from .zip_shapes import TensorStub, Unsupported, read_structure
 
+    with open(path, "rb") as handle:
+        read_layout(handle)  # records that disagree with the pickle make the file unreadable
     try:
         obj = read_structure(path)
     except Unsupported as reason:
