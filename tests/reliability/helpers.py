@@ -347,7 +347,8 @@ def disk_fills_after(monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
     real_fdopen = os.fdopen
 
     def fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if "w" in mode and os.readlink(f"/proc/self/fd/{fd}").endswith(TEMP_SUFFIX):
+        link = os.readlink(f"/proc/self/fd/{fd}")
+        if "w" in mode and (link.endswith(TEMP_SUFFIX) or link.endswith(" (deleted)")):  # named or O_TMPFILE
             return io.BufferedWriter(FillingDisk(fd, budget))
         return real_fdopen(fd, mode, *args, **kwargs)
 

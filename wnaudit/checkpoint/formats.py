@@ -2,7 +2,8 @@
 
 Each handler returns a :class:`~wnaudit.common.findings.RunResult` for its file and
 raises :class:`CheckpointError` for a bad input; a fix is written only after
-every fold succeeded, through :func:`wnaudit.common.atomic.atomic_writer`.
+every fold succeeded, through :func:`wnaudit.common.atomic.atomic_writer`, and
+replaces the original only once it reads back as intended (:mod:`verify`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .plan import Plan, Planned, plan_table
 from .progress import progress_bar
 from .sniff import Format
 from .tables import Table, TableEdit, find_objects, find_tables, rebuild
+from .verify import SafetensorsExpectation, tensor_digest, torch_verifier
 
 logger = logging.getLogger(__name__)
 
@@ -60,9 +62,19 @@ def target_of(path: Path, options: RunOptions) -> Path:
 def nothing_to_fold(path: Path, result: RunResult, options: RunOptions) -> RunResult:
     """``--fix -o OUT`` on a clean file still produces OUT (a byte copy), so pipelines can rely on it."""
     if options.fix and options.output is not None:
-        with open(path, "rb") as source, atomic_writer(options.output) as handle:
-            shutil.copyfileobj(source, handle, safetensors_io.COPY_CHUNK)
+        with open(path, "rb") as source:
+            size = os.fstat(source.fileno()).st_size
+            with atomic_writer(options.output, verify=lambda written: _same_file_bytes(source, written, size)) as handle:
+                shutil.copyfileobj(source, handle, safetensors_io.COPY_CHUNK)
     return result
+
+
+def _same_file_bytes(source: Any, written: Path, size: int) -> None:
+    from .verify import VerificationError, _same_range
+
+    with open(written, "rb") as copy:
+        if os.fstat(copy.fileno()).st_size != size or not _same_range(source, 0, copy, 0, size):
+            raise VerificationError("the copy differs from the input")
 
 
 # --------------------------------------------------------------------------
@@ -85,15 +97,28 @@ def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
             return nothing_to_fold(path, result, options)
         replacements: dict[str, safetensors_io.Replacement] = {}
         dropped: set[str] = set()
+        expectation = SafetensorsExpectation(source, header)
         for item in plan.to_fold:
             first, *rest = item.group.keys
-            replacements[first] = lazy_fold(source, header, item)
+            replacements[first] = expect_folded(expectation, lazy_fold(source, header, item))
             dropped.update(rest)
+        expectation.kept = [name for name in header.entries if name not in replacements and name not in dropped]
         target = target_of(path, options)
         with progress_bar(f"folding {path.name}", os.fstat(source.fileno()).st_size, options.progress) as update:
-            with atomic_writer(target) as handle:
+            with atomic_writer(target, verify=expectation) as handle:
                 safetensors_io.rewrite(source, header, replacements, dropped, handle, update)
     return mark_fixed(result, plan.to_fold)
+
+
+def expect_folded(expectation: SafetensorsExpectation, replacement: safetensors_io.Replacement) -> safetensors_io.Replacement:
+    """The same replacement, recording the digest of what it computes for the read-back check."""
+
+    def compute() -> Any:
+        tensor = replacement.compute()
+        expectation.folded[replacement.key] = (replacement.dtype, replacement.shape, tensor_digest(tensor))
+        return tensor
+
+    return safetensors_io.Replacement(replacement.key, replacement.dtype, replacement.shape, compute)
 
 
 def lazy_fold(source: Any, header: safetensors_io.Header, item: Planned) -> safetensors_io.Replacement:
@@ -168,8 +193,9 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
             edits[id(table.container)] = edit
     new_obj = rebuild(obj, edits)
     target = target_of(path, options)
+    verify = torch_verifier(new_obj, lambda written: torch_io.load(written, fmt, trust_pickle=options.trust_pickle))
     with progress_bar(f"folding {path.name}", path.stat().st_size, options.progress) as update:
-        with atomic_writer(target) as handle:
+        with atomic_writer(target, verify=verify) as handle:
             torch_io.save(new_obj, handle, fmt, update)
     result = mark_fixed(result, plan.to_fold)
     module_fixed = [f for f in result.findings if f.object in folded_modules]

@@ -26,6 +26,7 @@ from .plan import plan_table
 from .progress import progress_bar
 from .sniff import Format, UnrecognisedFormat, detect_format
 from .tables import TableEdit
+from .verify import SafetensorsExpectation, tensor_digest, torch_verifier
 
 logger = logging.getLogger(__name__)
 
@@ -181,16 +182,22 @@ def _write_shard(shard: Shard, edit: TableEdit, options: RunOptions) -> None:
             replacements = {
                 key: safetensors_io.Replacement.of(new_key, weight) for key, (new_key, weight) in edit.replacements.items()
             }
-            with open(shard.path, "rb") as source, atomic_writer(shard.path) as handle:
-                if safetensors_io.read_header_from(source) != shard.header:
-                    raise CheckpointError(f"shard {shard.name} changed while being fixed")
-                safetensors_io.rewrite(source, shard.header, replacements, edit.dropped, handle, update)
+            with open(shard.path, "rb") as source:
+                expectation = SafetensorsExpectation(source, shard.header)
+                for key, (new_key, weight) in edit.replacements.items():
+                    expectation.folded[new_key] = (safetensors_io.torch_dtype_name(weight), tuple(weight.shape), tensor_digest(weight))
+                expectation.kept = [n for n in shard.header.entries if n not in edit.replacements and n not in edit.dropped]
+                with atomic_writer(shard.path, verify=expectation) as handle:
+                    if safetensors_io.read_header_from(source) != shard.header:
+                        raise CheckpointError(f"shard {shard.name} changed while being fixed")
+                    safetensors_io.rewrite(source, shard.header, replacements, edit.dropped, handle, update)
             return
         from . import torch_io
         from .tables import rebuild
 
         new_state = rebuild(shard.state, {id(shard.state): edit})
-        with atomic_writer(shard.path) as handle:
+        verify = torch_verifier(new_state, lambda written: torch_io.load(written, shard.fmt, trust_pickle=False))
+        with atomic_writer(shard.path, verify=verify) as handle:
             torch_io.save(new_state, handle, shard.fmt, update)
 
 
