@@ -25,6 +25,7 @@ from .errors import CheckpointError
 from .plan import Plan, Planned, plan_table
 from .progress import progress_bar
 from .sniff import Format
+from .training import IN_PLACE_FLAG, training_state
 from .tables import Table, TableEdit, find_objects, find_tables, rebuild
 from .verify import SafetensorsExpectation, tensor_digest, torch_verifier
 
@@ -180,6 +181,8 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     result = finish(path, plan)
     for location, module in modules:
         result.findings.extend(_audit_module(path, location, module, options))
+    if options.fix and (plan.to_fold or modules):
+        _check_training_state(path, obj, options)
     folded_modules = _fold_modules(modules, options) if options.fix else []
     if not plan.to_fold and not folded_modules:
         return nothing_to_fold(path, result, options)
@@ -202,6 +205,25 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     result.fixed.extend(module_fixed)
     result.findings = [f for f in result.findings if f.object not in folded_modules]
     return result
+
+
+def _check_training_state(path: Path, obj: Any, options: RunOptions) -> None:
+    """Refuse to fold a training checkpoint in place; warn that a folded copy is for inference."""
+    what = training_state(obj)
+    if what is None:
+        return
+    if options.output is None and not options.fix_training_in_place:
+        raise CheckpointError(
+            f"a training checkpoint ({what}, which refers to the unfolded parameters): folding it in place "
+            f"would break resuming training; write a folded inference copy with --fix -o OUT "
+            f"(or fold in place anyway with {IN_PLACE_FLAG})"
+        )
+    where = options.output if options.output is not None else path
+    logger.warning(
+        "%s: the folded checkpoint is for inference only: its %s still refers to the unfolded parameters, "
+        "so it cannot resume training%s",
+        where, what, f" (resume from {path})" if options.output is not None else "",
+    )
 
 
 def _audit_zip_without_torch(path: Path, options: RunOptions) -> RunResult | None:

@@ -64,6 +64,11 @@ class _CheckCommand(click.Command):
 @click.option("--diff", is_flag=True, help="Print source fixes as a unified diff; write nothing.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="With --fix on one checkpoint: write the folded checkpoint here.")
 @click.option("--trust-pickle", is_flag=True, help="Allow unpickling full-module checkpoints. This RUNS CODE FROM THE FILE.")
+@click.option(
+    "--fix-training-in-place",
+    is_flag=True,
+    help="With --fix: fold checkpoints holding optimizer/scheduler state in place too (they can no longer resume training).",
+)
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
 @click.option("--format", "output_format", type=click.Choice(sorted(FORMATS)), default="text", show_default=True)
 @click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated).")
@@ -85,6 +90,7 @@ def check(
     diff: bool,
     output: Path | None,
     trust_pickle: bool,
+    fix_training_in_place: bool,
     fold_spectral: bool,
     output_format: str,
     select: tuple[str, ...],
@@ -133,6 +139,7 @@ def check(
         jobs=jobs,
         verbose=verbose,
         module_auditor=_audit_module,
+        fix_training_in_place=fix_training_in_place,
     )
     result = RunResult(errors=list(inputs.errors))
     if inputs.sources:

@@ -26,6 +26,8 @@ class RunOptions:
     ``progress``: show a progress bar on stderr (the CLI sets it only on a TTY).
     ``jobs``: worker processes for the source lint (0: automatic).
     ``module_auditor``: how the checkpoint entrance audits a pickled module.
+    ``fix_training_in_place``: fold checkpoints holding optimizer or scheduler
+    state in place too (otherwise only into an ``output`` copy).
     """
 
     config: Config = field(default_factory=Config)
@@ -38,3 +40,4 @@ class RunOptions:
     jobs: int = 0
     verbose: bool = False
     module_auditor: ModuleAuditor | None = None
+    fix_training_in_place: bool = False
