@@ -37,7 +37,7 @@ def finish(path: Path, plan: Plan) -> RunResult:
     if plan.problems:
         extra = f" (and {len(plan.problems) - 1} more)" if len(plan.problems) > 1 else ""
         raise CheckpointError(plan.problems[0] + extra)
-    return RunResult(findings=[item.finding for item in plan.items])
+    return RunResult(findings=[item.finding for item in plan.items] + plan.orphans)
 
 
 def mark_fixed(result: RunResult, folded: Sequence[Planned]) -> RunResult:
