@@ -2,7 +2,8 @@
 
 ``wnaudit [OPTIONS] [PATHS]...`` lints Python source and audits checkpoints;
 ``wnaudit bench`` measures what folding buys on a model.  Exit status: 0 clean
-(or everything fixed), 1 findings remain, 2 usage error or unreadable input.
+(or everything fixed), 1 findings remain, 2 usage error or unreadable input,
+130 / 143 interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..common.config import ConfigError, load_config
 from .discovery import discover
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
+from .signals import interruptions_end_cleanly
 from ..common.options import RunOptions
 from ..report import FORMATS, renderer
 
@@ -32,6 +34,10 @@ class _DefaultCommandGroup(click.Group):
         if not args or args[0] not in self.commands and args[0] not in ("--version",):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        with interruptions_end_cleanly():  # SIGINT/SIGTERM: temporaries removed, exit 130/143
+            return super().invoke(ctx)
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         check = self.commands["check"]

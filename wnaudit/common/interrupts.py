@@ -1,0 +1,43 @@
+"""The interruption of a run by SIGINT/SIGTERM, shared by the CLI (which catches the
+signal) and the engines (which must not mistake it for a bad input).
+
+The CLI's handler raises :class:`Interrupted` where the run is.  When that
+happens inside a callback that C++ code calls (``torch.save`` writing through
+a Python stream), the C++ side turns it into its own error; :data:`received`
+remembers the signal so that :func:`raise_if_interrupted`, called where an
+engine converts errors into input errors, raises the interruption again.
+"""
+
+from __future__ import annotations
+
+import signal
+
+#: Exit status of a run ended by a signal, as shells report it (128 + signal number).
+EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+#: The signal that interrupted this run, once one has.
+received: int | None = None
+
+
+class Interrupted(SystemExit):
+    """The run was ended by a signal; ``code`` is the exit status (130 or 143).
+
+    A ``SystemExit``, so no ``except Exception`` of an engine swallows it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(EXIT_STATUS.get(signal.Signals(signum), 128 + signum))
+        self.signum = signum
+
+
+def interrupt(signum: int) -> None:
+    """Record the signal and raise :class:`Interrupted` for it."""
+    global received
+    received = signum
+    raise Interrupted(signum)
+
+
+def raise_if_interrupted() -> None:
+    """Raise :class:`Interrupted` again if a signal arrived (and was swallowed by C++ code)."""
+    if received is not None:
+        raise Interrupted(received)
