@@ -24,6 +24,9 @@ from ..common.interrupts import EXIT_STATUS, Interrupted
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    if interrupts.is_held():  # a set of renames is running: it finishes first
+        interrupts.interrupt(signum)
+        return
     for other in EXIT_STATUS:
         signal.signal(other, signal.SIG_DFL)  # a second signal is not caught again
     interrupts.interrupt(signum)

@@ -113,6 +113,50 @@ def atomic_writer(path: Path, *, mode: int | None = None, verify: Verifier | Non
     logger.debug("replaced %s atomically", target)
 
 
+@contextlib.contextmanager
+def staged_writer(target: Path, staged: Path, *, verify: Verifier | None = None) -> Iterator[BinaryIO]:
+    """Like :func:`atomic_writer`, but the finished file is left under the name ``staged``.
+
+    For changes to several files that must land together: the caller stages
+    every file, records the set (a journal), then renames each one over its
+    target.  The staged file has the target's permission bits and owner; on
+    any failure it is removed.
+    """
+    target = resolve_target(Path(target))
+    try:
+        existing: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        existing = None
+    mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
+    try:
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as error:
+        raise AtomicWriteError(error.errno, f"cannot create a file beside {target}: {error.strerror}") from error
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            _fault("created")
+            yield handle  # type: ignore[misc]
+            _fault("written")
+            handle.flush()
+            _fault("before_fsync")
+            os.fsync(handle.fileno())
+            _fault("after_fsync")
+            if verify is not None:
+                verify(staged)
+            if existing is not None:
+                _keep_owner(handle.fileno(), existing)
+            os.fchmod(handle.fileno(), mode)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            staged.unlink()
+        raise
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make renames and removals in ``directory`` survive a crash."""
+    _fsync_directory(directory)
+
+
 def temporary_name(target: Path, pid: int | None = None) -> Path:
     """A fresh hidden name beside ``target`` that says which process made it."""
     token = os.urandom(4).hex()

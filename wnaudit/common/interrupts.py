@@ -10,7 +10,9 @@ engine converts errors into input errors, raises the interruption again.
 
 from __future__ import annotations
 
+import contextlib
 import signal
+from typing import Iterator
 
 #: Exit status of a run ended by a signal, as shells report it (128 + signal number).
 EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -30,11 +32,37 @@ class Interrupted(SystemExit):
         self.signum = signum
 
 
+_held = 0
+
+
 def interrupt(signum: int) -> None:
-    """Record the signal and raise :class:`Interrupted` for it."""
+    """Record the signal and raise :class:`Interrupted` for it (at the end of a :func:`held` block)."""
     global received
     received = signum
-    raise Interrupted(signum)
+    if not _held:
+        raise Interrupted(signum)
+
+
+def is_held() -> bool:
+    return _held > 0
+
+
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """Within the block an interruption is only recorded; it is raised when the block ends.
+
+    For steps that must not stop half-way and take milliseconds (renaming a
+    set of staged files).  Masking the signal would not do: torch's worker
+    threads would receive it instead.
+    """
+    global _held
+    _held += 1
+    try:
+        yield
+    finally:
+        _held -= 1
+    if not _held:
+        raise_if_interrupted()
 
 
 def raise_if_interrupted() -> None:
