@@ -7,6 +7,7 @@ nothing is written for it.  ``--verbose`` adds the traceback to the log.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -36,8 +37,20 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
         if not is_index_name(path) and Path(os.path.realpath(path)) in covered:
             logger.debug("%s: audited through its shard index", path)
             continue
-        result.extend(audit_one(path, options))
+        result.extend(audit_one(path, _for(path, options)))
+        result.checked_checkpoints = (result.checked_checkpoints or 0) + 1
     return result
+
+
+def _for(path: Path, options: RunOptions) -> RunOptions:
+    """A checkpoint reached through a symlink out of the walked tree is audited, never rewritten."""
+    if options.fix and path in options.read_only:
+        logger.warning(
+            "%s: not fixed: a symlink out of the walked tree (to %s); name it explicitly to fix it",
+            path, os.path.realpath(path),
+        )
+        return dataclasses.replace(options, fix=False, output=None)
+    return options
 
 
 def audit_one(path: Path, options: RunOptions) -> RunResult:

@@ -146,6 +146,7 @@ def check(
         verbose=verbose,
         module_auditor=_audit_module,
         fix_training_in_place=fix_training_in_place,
+        read_only=frozenset(inputs.read_only),
     )
     result = RunResult(errors=list(inputs.errors))
     if inputs.sources:
@@ -159,6 +160,10 @@ def check(
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
+    if any(path.is_dir() for path in paths):  # the summary says what a directory walk found
+        result.checked_sources, result.checked_checkpoints = len(inputs.sources), result.checked_checkpoints or 0
+    else:
+        result.checked_sources = result.checked_checkpoints = None
 
     stdout = sys.stdout
     if output_format != "github":  # github: errors are annotations on stdout already

@@ -41,3 +41,5 @@ class RunOptions:
     verbose: bool = False
     module_auditor: ModuleAuditor | None = None
     fix_training_in_place: bool = False
+    #: Checkpoints a directory walk reached through a symlink out of the walked tree: never rewritten.
+    read_only: frozenset[Path] = frozenset()

@@ -23,6 +23,10 @@ def _style(text: str, color: bool, **style: object) -> str:
     return click.style(text, **style) if color else text  # type: ignore[arg-type]
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' if number != 1 else ''}"
+
+
 def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: bool = False, statistics: bool = False) -> None:
     findings = sorted_findings(result)
     for diff in result.diffs:
@@ -48,5 +52,8 @@ def render(result: RunResult, stream: TextIO, *, color: bool = False, quiet: boo
         summary.append(line)
     elif not result.errors:
         summary.append("All checks passed!")
+    if result.checked_sources is not None or result.checked_checkpoints is not None:  # directory walks
+        sources, checkpoints = result.checked_sources or 0, result.checked_checkpoints or 0
+        summary.append(f"Checked {_count(sources, 'source file')} and {_count(checkpoints, 'checkpoint')}.")
     for line in summary:
         stream.write(_style(line, color, bold=True) + "\n")
