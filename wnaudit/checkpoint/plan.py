@@ -87,6 +87,7 @@ def plan_table(
         plan.problems.append(f"{qualify(clash.key)}: {clash.problem}")
     for group in reported:
         code = group.spelling.checkpoint_code
+        assert code is not None  # filtered above
         try:
             check_group_shapes(group, shapes)
         except StoredStateError as error:

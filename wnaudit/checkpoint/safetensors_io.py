@@ -17,7 +17,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Mapping
+from typing import Any, BinaryIO, Callable, Mapping, cast
 
 from .errors import CheckpointError
 from .sniff import MAX_SAFETENSORS_HEADER
@@ -130,7 +130,7 @@ def read_tensors(handle: BinaryIO, header: Header, names: set[str]) -> dict[str,
             raise CheckpointError(f"{name}: cannot fold a tensor of dtype {entry.dtype}")
         handle.seek(header.data_start + entry.begin)
         data = bytearray(entry.nbytes)
-        if handle.readinto(data) != entry.nbytes:  # one copy, straight into the tensor's buffer
+        if cast(Any, handle).readinto(data) != entry.nbytes:  # one copy, straight into the tensor's buffer
             raise CheckpointError(f"{name}: file shorter than its header says")
         dtype = getattr(torch, _TORCH_DTYPES[entry.dtype])
         flat = torch.frombuffer(data, dtype=dtype) if data else torch.empty(0, dtype=dtype)

@@ -130,9 +130,10 @@ def _rebuild(obj: Any, edits: Mapping[int, TableEdit], memo: dict[int, Any]) -> 
             changed = changed or new_value is not value
             items.append((key, new_value))
         if changed:
-            result = copy.copy(obj)
-            result.clear()
-            result.update(items)
+            rebuilt: Any = copy.copy(obj)  # the same mapping type, instance attributes kept
+            rebuilt.clear()
+            rebuilt.update(items)
+            result = rebuilt
     elif isinstance(obj, (list, tuple)):
         values = [_rebuild(value, edits, memo) for value in obj]
         if any(new is not old for new, old in zip(values, obj)):

@@ -167,8 +167,8 @@ def check(
 
     stdout = sys.stdout
     if output_format != "github":  # github: errors are annotations on stdout already
-        for error in result.errors:
-            click.echo(f"wnaudit: error: {error.path}: {error.message}", err=True)
+        for input_error in result.errors:
+            click.echo(f"wnaudit: error: {input_error.path}: {input_error.message}", err=True)
     color = output_format == "text" and stdout.isatty()
     renderer(output_format)(result, stdout, color=color, quiet=quiet, statistics=statistics)
     ctx.exit(_exit_status(result, exit_zero))
