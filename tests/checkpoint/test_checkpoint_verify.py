@@ -87,6 +87,12 @@ def _torch_file(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("what", ["folded tensor", "untouched tensor", "plain value"])
 def test_torch_save_that_writes_something_else_is_caught(tmp_path, capsys, monkeypatch, what):
+    from wnaudit.checkpoint import torch_zip
+
+    def not_streamable(self, layout):
+        raise torch_zip.NotStreamable("forced by the test")
+
+    monkeypatch.setattr(torch_zip.StorageKeys, "resolve", not_streamable)
     path = _torch_file(tmp_path)
     real = torch_io.save
 
@@ -132,3 +138,44 @@ def test_sharded_fix_verifies_each_shard(tmp_path, capsys, monkeypatch):
     status, out, err = cli(capsys, "--fix", index)
     assert status == 2 and "verification of the fixed file failed" in err
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+
+
+@pytest.mark.parametrize("what", ["folded tensor", "untouched tensor", "plain value"])
+def test_streaming_writer_that_writes_something_else_is_caught(tmp_path, capsys, monkeypatch, what):
+    import os
+
+    from wnaudit.checkpoint import torch_zip
+
+    path = _torch_file(tmp_path)
+    if what == "folded tensor":
+        real_view = safetensors_io.tensor_view
+
+        def off_by_one_ulp(tensor):
+            view = bytearray(real_view(tensor))
+            view[0] ^= 1
+            return memoryview(bytes(view))
+
+        monkeypatch.setattr(safetensors_io, "tensor_view", off_by_one_ulp)
+    elif what == "untouched tensor":
+        real_copy = torch_zip._copy_range
+
+        def copy_then_flip(source_fd, offset, target_fd, size, progress):
+            real_copy(source_fd, offset, target_fd, size, progress)
+            if size > 64:  # a tensor record, not byteorder/version
+                end = os.lseek(target_fd, 0, os.SEEK_CUR)
+                last = bytes([os.pread(source_fd, 1, offset + size - 1)[0] ^ 0x80])
+                os.pwrite(target_fd, last, end - 1)
+
+        monkeypatch.setattr(torch_zip, "_copy_range", copy_then_flip)
+    else:
+        real_pickle = torch_zip.pickle_object
+        monkeypatch.setattr(torch_zip, "pickle_object", lambda obj, *a: real_pickle({**obj, "steps": obj["steps"] + 1}, *a))
+    _assert_refused(capsys, path)
+
+
+def test_torch_zip_fix_streams(tmp_path, capsys, caplog):
+    path = _torch_file(tmp_path)
+    with caplog.at_level("DEBUG", logger="wnaudit"):
+        status, out, err = cli(capsys, "--fix", path)
+    assert status == 0, out + err
+    assert "streamed (" in caplog.text

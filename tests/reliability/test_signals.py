@@ -61,6 +61,8 @@ elif moment == "mid-copy":
         def __getattr__(self, name): return getattr(self.handle, name)
     safetensors_io.rewrite = lambda source, *a, **k: real_rewrite(Reader(source), *a, **k)
     torch_io.CountingWriter.write = on_call(4, torch_io.CountingWriter.write)
+    from wnaudit.checkpoint import torch_zip
+    torch_zip._copy_range = on_call(3, torch_zip._copy_range)  # the streaming torch-zip fix
 elif moment == "verifying":
     verify.SafetensorsExpectation.__call__ = on_call(1, verify.SafetensorsExpectation.__call__)
     verify.first_difference = on_call(1, verify.first_difference)

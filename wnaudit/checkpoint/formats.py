@@ -163,8 +163,10 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
         if fast is not None:
             return fast
     from . import torch_io
+    from .torch_zip import StorageKeys
 
-    obj = torch_io.load(path, fmt, trust_pickle=options.trust_pickle)
+    keys = StorageKeys() if options.fix and fmt is Format.TORCH_ZIP else None
+    obj = torch_io.load(path, fmt, trust_pickle=options.trust_pickle, storage_keys=keys)
     if fmt is Format.TORCHSCRIPT:
         if options.fix:
             raise CheckpointError("folding a TorchScript archive is not supported: fold the model before scripting it")
@@ -186,6 +188,14 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     folded_modules = _fold_modules(modules, options) if options.fix else []
     if not plan.to_fold and not folded_modules:
         return nothing_to_fold(path, result, options)
+    if keys is not None and keys.layout is not None and not modules:
+        from .torch_zip import NotStreamable
+
+        try:
+            _stream_fix(path, obj, keys, planned_by_table, options)
+            return mark_fixed(result, plan.to_fold)
+        except NotStreamable as reason:
+            logger.debug("%s: written with torch.save (%s)", path, reason)
     edits = {}
     for table, planned in planned_by_table:
         if planned:
@@ -205,6 +215,52 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     result.fixed.extend(module_fixed)
     result.findings = [f for f in result.findings if f.object not in folded_modules]
     return result
+
+
+def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
+    """Fold a memory-mapped torch zip by streaming (:mod:`torch_zip`): one folded tensor at a time."""
+    from . import torch_io
+    from .torch_zip import FoldedTensor, NotStreamable, new_key, pickle_object, write_archive
+
+    layout = keys.layout
+    keys.resolve(layout)
+    edits: dict[int, TableEdit] = {}
+    count = 0
+    for table, planned in planned_by_table:
+        if not planned:
+            continue
+        edit = TableEdit()
+        for item in planned:
+            group = item.group
+            roles = dict(group.parts)
+            shaped_like = table.tensors[roles["v"] if group.spelling.kind is Kind.WEIGHT_NORM else roles["orig"]]
+            if any(type(table.tensors[key]) is not type(shaped_like) or shaped_like.requires_grad for key in group.keys):
+                raise NotStreamable("parameters, not plain tensors")
+            dtype = str(shaped_like.dtype).removeprefix("torch.")
+            if dtype not in ("float64", "float32", "float16", "bfloat16"):
+                raise NotStreamable(f"a folded tensor of dtype {dtype}")
+
+            def compute(tensors: Any = table.tensors, one: Planned = item) -> Any:
+                return fold_checked(tensors, [one])[one.group.folded_key]
+
+            edit.fold(group, FoldedTensor(new_key(layout, count), dtype, tuple(shaped_like.shape), compute))
+            count += 1
+        edits[id(table.container)] = edit
+    new_obj = rebuild(obj, edits)
+    pickled, kept, folded = pickle_object(new_obj, layout, keys)
+    digests: dict[int, tuple[str, tuple[int, ...], str]] = {}
+
+    def on_folded(item: Any, tensor: Any) -> None:
+        digests[id(item)] = (item.dtype, item.shape, tensor_digest(tensor))
+
+    verify = torch_verifier(new_obj, lambda written: torch_io.load(written, Format.TORCH_ZIP, trust_pickle=options.trust_pickle), digests)
+    with open(path, "rb") as source:
+        if not torch_io.same_file(keys.loaded_stat, os.fstat(source.fileno())):
+            raise CheckpointError("the file changed while being fixed; nothing written")
+        with progress_bar(f"folding {path.name}", os.fstat(source.fileno()).st_size, options.progress) as update:
+            with atomic_writer(target_of(path, options), verify=verify) as handle:
+                write_archive(source.fileno(), layout, pickled, kept, folded, handle.fileno(), update, on_folded)
+    logger.debug("%s: streamed (%d records copied, %d folded)", path, len(kept), len(folded))
 
 
 def _check_training_state(path: Path, obj: Any, options: RunOptions) -> None:

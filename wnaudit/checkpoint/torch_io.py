@@ -29,8 +29,12 @@ TRUST_FLAG = "--trust-pickle"
 _GLOBAL = re.compile(r"GLOBAL ([\w.]+)")
 
 
-def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
-    """The object ``torch.save`` stored in ``path`` (tensors memory-mapped for zip archives)."""
+def load(path: Path, fmt: Format, *, trust_pickle: bool, storage_keys: Any = None) -> Any:
+    """The object ``torch.save`` stored in ``path`` (tensors memory-mapped for zip archives).
+
+    ``storage_keys`` (a :class:`~wnaudit.checkpoint.torch_zip.StorageKeys`)
+    learns which record each memory-mapped storage came from, for the streaming fix.
+    """
     if fmt is Format.TORCHSCRIPT:
         return _load_torchscript(path, trust_pickle=trust_pickle)
     torch = import_torch()
@@ -43,12 +47,15 @@ def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
         # Memory-map only records stored plainly: a compressed record's bytes
         # are not its tensor's bytes; torch's own reader decompresses them.
         mmap = layout.may_mmap
+        if storage_keys is not None and mmap:
+            storage_keys.layout, storage_keys.loaded_stat = layout, before
         if not mmap:
             logger.debug("%s: compressed or unchecked records; loading without memory-mapping", path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            loaded = torch.load(path, map_location="cpu", weights_only=not trust_pickle, mmap=mmap)
+            location = storage_keys.restore_location if storage_keys is not None and mmap else "cpu"
+            loaded = torch.load(path, map_location=location, weights_only=not trust_pickle, mmap=mmap)
     except pickle.UnpicklingError as error:
         raise _unpickling_error(error) from error
     except (OSError, MemoryError):

@@ -109,16 +109,19 @@ def _same_range(left: BinaryIO, left_offset: int, right: BinaryIO, right_offset:
 # --------------------------------------------------------------------------
 
 
-def torch_verifier(expected: Any, load: Any) -> Any:
+def torch_verifier(expected: Any, load: Any, folded: Mapping[int, tuple[str, tuple[int, ...], str]] | None = None) -> Any:
     """A verifier that loads the written file with ``load(path)`` and compares it to ``expected``.
 
     ``expected`` is the object the fix meant to save: folded tensors as
     computed, every other value the very object read from the input.
+    ``folded`` maps ``id`` of a stand-in in ``expected`` to the dtype, shape and
+    digest of the folded tensor written in its place (streaming writes keep no
+    folded tensor in memory).
     """
 
     def verify(path: Path) -> None:
         written = load(path)
-        problem = first_difference(expected, written, ())
+        problem = first_difference(expected, written, (), folded or {})
         if problem is not None:
             raise VerificationError(problem)
 
@@ -145,13 +148,23 @@ def same_bits(a: Any, b: Any) -> bool:
     return bool(torch.equal(flat_a.view(torch.uint8), flat_b.view(torch.uint8)))
 
 
-def first_difference(expected: Any, actual: Any, location: tuple[str, ...]) -> str | None:
+def first_difference(
+    expected: Any, actual: Any, location: tuple[str, ...], folded: Mapping[int, tuple[str, tuple[int, ...], str]] | None = None
+) -> str | None:
     """Where ``actual`` differs from ``expected`` (None when they are the same); iterative."""
     stack = [(expected, actual, location)]
     seen: set[tuple[int, int]] = set()
+    folded = folded or {}
     while stack:
         want, got, where = stack.pop()
         name = ".".join(where) or "<root>"
+        if id(want) in folded:
+            dtype, shape, want_digest = folded[id(want)]
+            if not _is_tensor(got) or str(got.dtype).removeprefix("torch.") != dtype or tuple(got.shape) != shape:
+                return f"{name} does not read back as the folded tensor"
+            if tensor_digest(got) != want_digest:
+                return f"{name} does not read back as the folded tensor"
+            continue
         if _is_tensor(want):
             if not _is_tensor(got) or not same_bits(want, got):
                 return f"{name} does not read back bit-identical"
