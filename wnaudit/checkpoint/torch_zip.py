@@ -40,7 +40,9 @@ logger = logging.getLogger(__name__)
 #: torch aligns each record's data to this many bytes (so memory-mapped tensors are aligned).
 ALIGNMENT = 64
 _REBUILD_TENSOR = "torch._utils._rebuild_tensor_v2"
+#: Sizes and offsets from this on need zip64 fields; the 32-bit fields then hold the sentinel.
 _ZIP64_LIMIT = 0xFFFFFFFF
+_ZIP64_SENTINEL = 0xFFFFFFFF
 _STORAGE_NAMES = {
     "float64": "DoubleStorage", "float32": "FloatStorage", "float16": "HalfStorage", "bfloat16": "BFloat16Storage",
 }
@@ -210,7 +212,7 @@ class ZipStreamWriter:
         start = self._position + 30 + len(name) + len(extra)
         padding = -(start + 4) % ALIGNMENT  # a padding extra field (id "FB", as torch writes it)
         extra += struct.pack("<HH", 0x4246, padding) + b"Z" * padding
-        stored = _ZIP64_LIMIT if zip64 else size
+        stored = _ZIP64_SENTINEL if zip64 else size
         self._entries.append(_Entry(name, self._position, size, crc))
         self._write(struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 45 if zip64 else 20, 0, 0, 0, 0x21, crc, stored, stored, len(name), len(extra)))
         self._write(name + extra)
@@ -231,8 +233,8 @@ class ZipStreamWriter:
         for entry in self._entries:
             zip64 = entry.size >= _ZIP64_LIMIT or entry.offset >= _ZIP64_LIMIT
             extra = struct.pack("<HHQQQ", 0x0001, 24, entry.size, entry.size, entry.offset) if zip64 else b""
-            size = _ZIP64_LIMIT if zip64 else entry.size
-            offset = _ZIP64_LIMIT if zip64 else entry.offset
+            size = _ZIP64_SENTINEL if zip64 else entry.size
+            offset = _ZIP64_SENTINEL if zip64 else entry.offset
             self._write(
                 struct.pack(
                     "<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 45, 45 if zip64 else 20, 0, 0, 0, 0x21, entry.crc,
@@ -246,7 +248,7 @@ class ZipStreamWriter:
             end64 = self._position
             self._write(struct.pack("<4sQHHIIQQQQ", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, directory_size, directory_start))
             self._write(struct.pack("<4sIQI", b"PK\x06\x07", 0, end64, 1))
-            self._write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, _ZIP64_LIMIT, _ZIP64_LIMIT, 0))
+            self._write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, _ZIP64_SENTINEL, _ZIP64_SENTINEL, 0))
         else:
             self._write(struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, count, count, directory_size, directory_start, 0))
 
