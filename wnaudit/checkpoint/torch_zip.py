@@ -316,9 +316,9 @@ def write_archive(
             continue
         writer.add_copy(name, source_fd, record.data_offset, record.file_size, record.crc)
     for key in kept:
-        record = layout.storage_record(key)
-        assert record is not None
-        writer.add_copy(f"{prefix}/data/{key}", source_fd, record.data_offset, record.file_size, record.crc)
+        storage = layout.storage_record(key)
+        assert storage is not None  # checked by zip_layout
+        writer.add_copy(f"{prefix}/data/{key}", source_fd, storage.data_offset, storage.file_size, storage.crc)
     for item in folded:
         tensor = item.compute()
         if str(tensor.dtype).removeprefix("torch.") != item.dtype or tuple(tensor.shape) != item.shape:
