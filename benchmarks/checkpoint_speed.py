@@ -9,7 +9,15 @@ a fresh subprocess, in alternating paired runs:
   weights_only=True)`` for the zip, ``safetensors.torch.load_file(FILE)`` for safetensors;
 * ``wnaudit --fix -o OUT FILE`` against copying the file (``shutil.copyfile``,
   and the same followed by ``fsync``, since the fix fsyncs before its rename);
-* an interpreter that does nothing, for the baseline RSS.
+* an interpreter that does nothing, for the baseline RSS;
+* the torch-zip fix against the safetensors fix of the same tensors, and
+  against the machine limit for that fix: ``import torch``, an in-kernel copy
+  (``os.copy_file_range``) of as many bytes as the fix leaves untouched, a
+  user-space write of as many bytes as it folds, and ``fsync``.
+
+``--plain-gb`` adds untouched tensors (64 MiB each) beside the weight-normed
+ones.  Peak anonymous memory (file-backed mapped pages aside) is sampled from
+``/proc/PID/status`` (``RssAnon``) every 10 ms.
 
 Peak RSS comes from ``wait4`` (the child's own ``ru_maxrss``; the parent never
 imports torch, since a child's high-water mark starts at its parent's RSS at
@@ -43,13 +51,24 @@ COPY_FSYNC = (
     "fd = os.open(sys.argv[2], os.O_RDONLY); os.fsync(fd); os.close(fd)"
 )
 NOTHING = "pass"
+LIMIT = (
+    "import os, sys, torch\n"
+    "src = os.open(sys.argv[1], os.O_RDONLY); dst = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+    "left = int(sys.argv[3]); offset = 0\n"
+    "while left:\n"
+    "    n = os.copy_file_range(src, dst, min(left, 1 << 30), offset); offset += n; left -= n\n"
+    "block = bytearray(os.urandom(1 << 20)) * 64; left = int(sys.argv[4])\n"
+    "while left:\n"
+    "    left -= os.write(dst, memoryview(block)[: min(left, len(block))])\n"
+    "os.fsync(dst)"
+)
 TORCH_IMPORTED = (
     "import sys; from wnaudit.cli import run; status = run([sys.argv[1], '-q']); "
     "sys.stderr.write('TORCH-IMPORTED=%s\\n' % ('torch' in sys.modules))"
 )
 
 
-def generate(directory: Path, size_gb: float) -> tuple[Path, Path, int]:
+def generate(directory: Path, size_gb: float, plain_gb: float = 0.0) -> tuple[Path, Path, int]:
     """Write the same state dict as safetensors and torch zip; returns (st, zip, weight norms)."""
     import torch
     from safetensors.torch import save_file
@@ -64,23 +83,42 @@ def generate(directory: Path, size_gb: float) -> tuple[Path, Path, int]:
         state[f"{prefix}.bias"] = torch.randn(channels)
         state[f"{prefix}.weight_g"] = torch.rand(channels, 1, 1) + 0.5
         state[f"{prefix}.weight_v"] = torch.randn(channels, channels, kernel)
+    for i in range(int(plain_gb * 1e9 // (64 << 20))):
+        state[f"generator.tables.{i}"] = torch.randn(16 << 20)  # 64 MiB, untouched by the fold
     st_path, zip_path = directory / "bench.safetensors", directory / "bench.pt"
     save_file(state, st_path, metadata={"format": "pt"})
     torch.save({"generator": {k[len("generator."):]: v for k, v in state.items()}, "steps": 1}, zip_path)
     return st_path, zip_path, layers
 
 
-def measure(code: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of ``python -c code args`` in a fresh process; ``ok``: accepted exit codes."""
+def _anon_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def measure(code: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float]:
+    """(wall s, peak RSS MiB, peak anonymous MiB) of ``python -c code args`` in a fresh process."""
     start = time.perf_counter()
     process = subprocess.Popen([PYTHON, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
+    anon = 0.0
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        anon = max(anon, _anon_mib(process.pid))
+        time.sleep(0.01)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     stderr = process.stderr.read().decode() if process.stderr else ""
     if process.returncode not in ok:
         raise RuntimeError(f"{code[:40]}... {args} failed ({process.returncode}): {stderr}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, anon
 
 
 def paired(name_a: str, arm_a, name_b: str, arm_b, repeats: int, cleanup=lambda: None) -> dict:
@@ -102,6 +140,8 @@ def paired(name_a: str, arm_a, name_b: str, arm_b, repeats: int, cleanup=lambda:
         "a_rss_mib": statistics.median(r[1] for r in a_runs),
         "b_rss_mib": statistics.median(r[1] for r in b_runs),
         "rss_diff_median_mib": statistics.median(a[1] - b[1] for a, b in zip(a_runs, b_runs)),
+        "a_peak_anon_mib": max(r[2] for r in a_runs),
+        "b_peak_anon_mib": max(r[2] for r in b_runs),
     }
 
 
@@ -109,18 +149,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-gb", type=float, default=0.25, help="checkpoint size (record runs use 2)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--plain-gb", type=float, default=0.0, help="untouched tensors added beside the weight-normed ones")
     parser.add_argument("--dir", type=Path, default=None, help="where to write the files (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate is not None:
-        st_path, zip_path, layers = generate(args.generate, args.size_gb)
+        st_path, zip_path, layers = generate(args.generate, args.size_gb, args.plain_gb)
         print(st_path.name, zip_path.name, layers)
         return
     directory = Path(tempfile.mkdtemp(prefix="wnaudit-bench-", dir=args.dir))
     try:
         made = subprocess.run(
-            [PYTHON, __file__, "--generate", str(directory), "--size-gb", str(args.size_gb)],
+            [PYTHON, __file__, "--generate", str(directory), "--size-gb", str(args.size_gb), "--plain-gb", str(args.plain_gb)],
             check=True, capture_output=True, text=True,
         )
         st_name, zip_name, count = made.stdout.split()
@@ -155,6 +196,18 @@ def main() -> None:
             results[f"{label}_fix_vs_copy_fsync"] = paired(
                 "wnaudit --fix -o OUT FILE", fix, "copyfile+fsync", lambda: measure(COPY_FSYNC, p, str(out)), args.repeats, remove_out
             )
+        st_fix = lambda: measure(CLI, "--fix", "-q", "-o", str(out), str(st_path))  # noqa: E731
+        zip_fix = lambda: measure(CLI, "--fix", "-q", "-o", str(out), str(zip_path))  # noqa: E731
+        results["torch_zip_fix_vs_safetensors_fix"] = paired(
+            "torch zip --fix", zip_fix, "safetensors --fix", st_fix, args.repeats, remove_out
+        )
+        plain = sum((64 << 20) for _ in range(int(args.plain_gb * 1e9 // (64 << 20))))
+        folded = zip_path.stat().st_size - plain
+        results["untouched_bytes"], results["folded_bytes"] = plain, folded
+        results["torch_zip_fix_vs_limit"] = paired(
+            "torch zip --fix", zip_fix, "limit: import torch + in-kernel copy + user-space write + fsync",
+            lambda: measure(LIMIT, str(zip_path), str(out), str(plain), str(folded)), args.repeats, remove_out,
+        )
         json.dump(results, sys.stdout, indent=2)
         sys.stdout.write("\n")
     finally:

@@ -27,12 +27,6 @@ def _g_fits_no_dim(path: Path) -> None:
     torch.save({"conv.weight_g": torch.ones(3, 1, 1), "conv.weight_v": torch.randn(2, 3, 5)}, path)
 
 
-def _orphan(path: Path) -> None:
-    state = dict(vocoder_state("modern"))
-    del state["conv_pre.parametrizations.weight.original1"]
-    torch.save({"state_dict": state}, path)
-
-
 def _zero_bytes(path: Path) -> None:
     path.write_bytes(b"")
 
@@ -65,7 +59,6 @@ def _plain_pickle(path: Path) -> None:
 
 BAD = {
     "g fits no dim": ("bad.pt", _g_fits_no_dim, "fits no dimension"),
-    "orphan half": ("bad.ckpt", _orphan, "without its sibling"),
     "zero bytes": ("bad.pt", _zero_bytes, "empty file"),
     "truncated zip": ("bad.pth", _truncated_zip, "truncated or corrupt zip"),
     "text renamed .pt": ("bad.pt", _text, "text file"),

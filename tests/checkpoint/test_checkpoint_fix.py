@@ -47,7 +47,8 @@ def test_fix_trainer_checkpoint_keeps_everything_else(tmp_path, capsys, spelling
     path = tmp_path / "g_00500000"
     torch.save(original, path, _use_new_zipfile_serialization=not legacy_format)
     os.chmod(path, 0o640)
-    status, out, err = cli(capsys, "--fix", path)
+    # Optimizer state: in place only when asked for explicitly (see test_checkpoint_training.py).
+    status, out, err = cli(capsys, "--fix", "--fix-training-in-place", path)
     assert status == 0, out + err
     assert f"Found {WEIGHT_NORMS} findings ({WEIGHT_NORMS} fixed, 0 remaining)." in out
     assert stat.S_IMODE(path.stat().st_mode) == 0o640

@@ -347,11 +347,44 @@ def disk_fills_after(monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
     real_fdopen = os.fdopen
 
     def fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if "w" in mode and os.readlink(f"/proc/self/fd/{fd}").endswith(TEMP_SUFFIX):
+        link = os.readlink(f"/proc/self/fd/{fd}")
+        if "w" in mode and (link.endswith(TEMP_SUFFIX) or link.endswith(" (deleted)")):  # named or O_TMPFILE
             return io.BufferedWriter(FillingDisk(fd, budget))
         return real_fdopen(fd, mode, *args, **kwargs)
 
     monkeypatch.setattr(os, "fdopen", fdopen)
+    # Writers that bypass the Python stream (the streaming torch-zip fix writes
+    # to the descriptor and copies records in the kernel) hit the same full disk.
+    written: dict[int, int] = {}
+
+    def is_temp(fd: int) -> bool:
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return False
+        return link.endswith(TEMP_SUFFIX) or link.endswith(" (deleted)")
+
+    def budgeted(real: Any, fd_position: int, size_of: Any) -> Any:
+        def call(*args: Any) -> Any:
+            fd = args[fd_position]
+            if not is_temp(fd):
+                return real(*args)
+            room = budget - written.get(fd, 0)
+            if room <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            args = size_of(args, room)
+            count = real(*args)
+            written[fd] = written.get(fd, 0) + count
+            return count
+
+        return call
+
+    monkeypatch.setattr(os, "write", budgeted(os.write, 0, lambda a, room: (a[0], memoryview(a[1])[:room])))
+    if hasattr(os, "copy_file_range"):
+        monkeypatch.setattr(
+            os, "copy_file_range", budgeted(os.copy_file_range, 1, lambda a, room: (a[0], a[1], min(a[2], room), *a[3:]))
+        )
+    monkeypatch.setattr(os, "sendfile", budgeted(os.sendfile, 0, lambda a, room: (*a[:3], min(a[3], room))))
 
 
 def fsync_fails_with_enospc(monkeypatch: pytest.MonkeyPatch) -> None:

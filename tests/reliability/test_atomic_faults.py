@@ -13,7 +13,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -121,14 +120,11 @@ def test_disk_full_reported_by_fsync(target: Path, monkeypatch: pytest.MonkeyPat
 
 def test_disk_full_from_the_kernel(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """/dev/full answers every write with a real ENOSPC."""
-    real_mkstemp = tempfile.mkstemp
 
-    def mkstemp(*args: object, **kwargs: object) -> tuple[int, str]:
-        fd, name = real_mkstemp(*args, **kwargs)  # type: ignore[arg-type]
-        os.close(fd)
-        return os.open("/dev/full", os.O_WRONLY), name
+    def create(target: Path, mode: int) -> tuple[int, None]:
+        return os.open("/dev/full", os.O_WRONLY), None
 
-    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(atomic, "_create_temporary", create)
     _assert_disk_full_keeps_old(target)
 
 
@@ -259,19 +255,64 @@ with atomic.atomic_writer(Path(sys.argv[1])) as handle:
 
 @pytest.mark.parametrize("step", ["written", "after_fsync", "before_rename"])
 def test_killed_mid_write_leaves_the_original(target: Path, step: str) -> None:
-    """SIGKILL cannot be cleaned up after: the original is intact and the hidden
-    temporary file left behind is never taken for an input by the next run."""
+    """SIGKILL cannot be cleaned up after: the original is intact; the temporary file is
+    nameless until just before the rename (O_TMPFILE), and one named in that last moment
+    names its dead process, is never taken for an input and is removed by the next write."""
     completed = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(target), step], capture_output=True)
     assert completed.returncode == -signal.SIGKILL
     assert target.read_bytes() == OLD
-    (leftover,) = leftover_temps(target.parent)
-    assert leftover.name.startswith(".") and leftover.name.endswith(TEMP_SUFFIX)
+    leftovers = leftover_temps(target.parent)
+    if step != "before_rename":
+        assert leftovers == []
+    for leftover in leftovers:
+        assert leftover.name.startswith(f".{target.name}.") and leftover.name.endswith(TEMP_SUFFIX)
 
     from wnaudit.common.config import Config
     from wnaudit.cli.discovery import discover
 
     inputs = discover([target.parent], Config())
     assert inputs.checkpoints == [target] and inputs.sources == [] and inputs.errors == []
+    atomic_write_bytes(target, NEW)
+    assert leftover_temps(target.parent) == [] and target.read_bytes() == NEW
+
+
+def test_next_write_removes_only_stale_temporaries_of_its_own_target(tmp_path: Path) -> None:
+    """Named temporaries (filesystems without O_TMPFILE) of a dead process go; a live one's stay."""
+    from wnaudit.common.atomic import temporary_name
+
+    target = tmp_path / "model.pt"
+    target.write_bytes(OLD)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = temporary_name(target, int(dead.stdout))
+    alive = temporary_name(target, os.getpid())
+    other = temporary_name(tmp_path / "other.pt", int(dead.stdout))
+    for path in (stale, alive, other):
+        path.write_bytes(b"x" * 100)
+    atomic_write_bytes(target, NEW)
+    assert not stale.exists() and alive.exists() and other.exists()
+
+
+def test_named_fallback_without_o_tmpfile(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import wnaudit.common.atomic as atomic_module
+
+    monkeypatch.delattr(atomic_module.os, "O_TMPFILE", raising=False)
+    seen: list[str] = []
+    with atomic_writer(target, verify=lambda path: seen.append(path.name)) as handle:
+        handle.write(NEW)
+        (temp,) = leftover_temps(target.parent)
+        assert f".{os.getpid()}." in temp.name
+    assert target.read_bytes() == NEW and leftover_temps(target.parent) == [] and seen == [temp.name]
+
+
+def test_a_failed_verification_replaces_nothing(target: Path) -> None:
+    def refuse(path: Path) -> None:
+        assert path.read_bytes() == NEW  # the complete new content is readable before the rename
+        raise ValueError("read-back differs")
+
+    with pytest.raises(ValueError):
+        with atomic_writer(target, verify=refuse) as handle:
+            handle.write(NEW)
+    assert target.read_bytes() == OLD and leftover_temps(target.parent) == []
 
 
 def test_a_reader_of_the_old_file_keeps_reading_it_whole(target: Path) -> None:

@@ -7,6 +7,7 @@ nothing is written for it.  ``--verbose`` adds the traceback to the log.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Sequence
 
 from ..core.torch_api import TorchMissingError
 from ..common.findings import InputError, RunResult
+from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
 from .errors import CheckpointError
 from .sniff import Format, UnrecognisedFormat, detect_format, is_index_name
@@ -35,34 +37,53 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
         if not is_index_name(path) and Path(os.path.realpath(path)) in covered:
             logger.debug("%s: audited through its shard index", path)
             continue
-        result.extend(audit_one(path, options))
+        result.extend(audit_one(path, _for(path, options)))
+        result.checked_checkpoints = (result.checked_checkpoints or 0) + 1
     return result
 
 
+def _for(path: Path, options: RunOptions) -> RunOptions:
+    """A checkpoint reached through a symlink out of the walked tree is audited, never rewritten."""
+    if options.fix and path in options.read_only:
+        logger.warning(
+            "%s: not fixed: a symlink out of the walked tree (to %s); name it explicitly to fix it",
+            path, os.path.realpath(path),
+        )
+        return dataclasses.replace(options, fix=False, output=None)
+    return options
+
+
 def audit_one(path: Path, options: RunOptions) -> RunResult:
-    """Audit one input; every failure becomes one InputError for it."""
+    """Audit one input; every failure becomes one InputError for it (an interruption stays one)."""
     try:
         return _dispatch(path, options)
-    except (CheckpointError, UnrecognisedFormat, TorchMissingError) as error:
-        problem = str(error)
-    except PermissionError:
-        problem = "permission denied: cannot read the file" if not options.fix else "permission denied: cannot read or replace the file"
-    except IsADirectoryError:
-        problem = "is a directory"
-    except FileNotFoundError:
-        problem = "no such file or directory"
-    except OSError as error:
-        problem = f"cannot read or write: {error.strerror or error}"
-    except ImportError as error:  # torch or safetensors missing: say what to install
+    except Exception as error:
+        raise_if_interrupted()  # a signal that C++ code (torch.save's writer) turned into its own error
+        problem = _problem(error, options)
+        if options.verbose:
+            logger.debug("%s: %s", path, problem, exc_info=error)
+        return RunResult(errors=[InputError(str(path), problem)])
+
+
+def _problem(error: Exception, options: RunOptions) -> str:
+    """One line saying what went wrong with an input."""
+    if isinstance(error, (CheckpointError, UnrecognisedFormat, TorchMissingError)):
+        return str(error)
+    if isinstance(error, PermissionError):
+        return "permission denied: cannot read the file" if not options.fix else "permission denied: cannot read or replace the file"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory"
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(error, OSError):
+        return f"cannot read or write: {error.strerror or error}"
+    if isinstance(error, ImportError):  # torch or safetensors missing: say what to install
         missing = error.name or "a dependency"
-        problem = f'{missing} is not installed; this checkpoint needs it: pip install "wnaudit[torch]"'
-    except MemoryError:
-        problem = "out of memory while loading"
-    except Exception as error:  # a reader bug or an unforeseen corruption: still one line
-        problem = f"unexpected {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
-    if options.verbose:
-        logger.debug("%s: %s", path, problem, exc_info=True)
-    return RunResult(errors=[InputError(str(path), problem)])
+        return f'{missing} is not installed; this checkpoint needs it: pip install "wnaudit[torch]"'
+    if isinstance(error, MemoryError):
+        return "out of memory while loading"
+    # a reader bug or an unforeseen corruption: still one line
+    return f"unexpected {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
 
 
 def _dispatch(path: Path, options: RunOptions) -> RunResult:

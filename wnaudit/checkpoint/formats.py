@@ -2,7 +2,8 @@
 
 Each handler returns a :class:`~wnaudit.common.findings.RunResult` for its file and
 raises :class:`CheckpointError` for a bad input; a fix is written only after
-every fold succeeded, through :func:`wnaudit.common.atomic.atomic_writer`.
+every fold succeeded, through :func:`wnaudit.common.atomic.atomic_writer`, and
+replaces the original only once it reads back as intended (:mod:`verify`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from .errors import CheckpointError
 from .plan import Plan, Planned, plan_table
 from .progress import progress_bar
 from .sniff import Format
+from .training import IN_PLACE_FLAG, training_state
 from .tables import Table, TableEdit, find_objects, find_tables, rebuild
+from .verify import SafetensorsExpectation, tensor_digest, torch_verifier
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ def finish(path: Path, plan: Plan) -> RunResult:
     if plan.problems:
         extra = f" (and {len(plan.problems) - 1} more)" if len(plan.problems) > 1 else ""
         raise CheckpointError(plan.problems[0] + extra)
-    return RunResult(findings=[item.finding for item in plan.items])
+    return RunResult(findings=[item.finding for item in plan.items] + plan.orphans)
 
 
 def mark_fixed(result: RunResult, folded: Sequence[Planned]) -> RunResult:
@@ -60,9 +63,19 @@ def target_of(path: Path, options: RunOptions) -> Path:
 def nothing_to_fold(path: Path, result: RunResult, options: RunOptions) -> RunResult:
     """``--fix -o OUT`` on a clean file still produces OUT (a byte copy), so pipelines can rely on it."""
     if options.fix and options.output is not None:
-        with open(path, "rb") as source, atomic_writer(options.output) as handle:
-            shutil.copyfileobj(source, handle, safetensors_io.COPY_CHUNK)
+        with open(path, "rb") as source:
+            size = os.fstat(source.fileno()).st_size
+            with atomic_writer(options.output, verify=lambda written: _same_file_bytes(source, written, size)) as handle:
+                shutil.copyfileobj(source, handle, safetensors_io.COPY_CHUNK)
     return result
+
+
+def _same_file_bytes(source: Any, written: Path, size: int) -> None:
+    from .verify import VerificationError, _same_range
+
+    with open(written, "rb") as copy:
+        if os.fstat(copy.fileno()).st_size != size or not _same_range(source, 0, copy, 0, size):
+            raise VerificationError("the copy differs from the input")
 
 
 # --------------------------------------------------------------------------
@@ -85,15 +98,28 @@ def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
             return nothing_to_fold(path, result, options)
         replacements: dict[str, safetensors_io.Replacement] = {}
         dropped: set[str] = set()
+        expectation = SafetensorsExpectation(source, header)
         for item in plan.to_fold:
             first, *rest = item.group.keys
-            replacements[first] = lazy_fold(source, header, item)
+            replacements[first] = expect_folded(expectation, lazy_fold(source, header, item))
             dropped.update(rest)
+        expectation.kept = [name for name in header.entries if name not in replacements and name not in dropped]
         target = target_of(path, options)
         with progress_bar(f"folding {path.name}", os.fstat(source.fileno()).st_size, options.progress) as update:
-            with atomic_writer(target) as handle:
+            with atomic_writer(target, verify=expectation) as handle:
                 safetensors_io.rewrite(source, header, replacements, dropped, handle, update)
     return mark_fixed(result, plan.to_fold)
+
+
+def expect_folded(expectation: SafetensorsExpectation, replacement: safetensors_io.Replacement) -> safetensors_io.Replacement:
+    """The same replacement, recording the digest of what it computes for the read-back check."""
+
+    def compute() -> Any:
+        tensor = replacement.compute()
+        expectation.folded[replacement.key] = (replacement.dtype, replacement.shape, tensor_digest(tensor))
+        return tensor
+
+    return safetensors_io.Replacement(replacement.key, replacement.dtype, replacement.shape, compute)
 
 
 def lazy_fold(source: Any, header: safetensors_io.Header, item: Planned) -> safetensors_io.Replacement:
@@ -137,8 +163,10 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
         if fast is not None:
             return fast
     from . import torch_io
+    from .torch_zip import StorageKeys
 
-    obj = torch_io.load(path, fmt, trust_pickle=options.trust_pickle)
+    keys = StorageKeys() if options.fix and fmt is Format.TORCH_ZIP else None
+    obj = torch_io.load(path, fmt, trust_pickle=options.trust_pickle, storage_keys=keys)
     if fmt is Format.TORCHSCRIPT:
         if options.fix:
             raise CheckpointError("folding a TorchScript archive is not supported: fold the model before scripting it")
@@ -155,9 +183,19 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     result = finish(path, plan)
     for location, module in modules:
         result.findings.extend(_audit_module(path, location, module, options))
+    if options.fix and (plan.to_fold or modules):
+        _check_training_state(path, obj, options)
     folded_modules = _fold_modules(modules, options) if options.fix else []
     if not plan.to_fold and not folded_modules:
         return nothing_to_fold(path, result, options)
+    if keys is not None and keys.layout is not None and not modules:
+        from .torch_zip import NotStreamable
+
+        try:
+            _stream_fix(path, obj, keys, planned_by_table, options)
+            return mark_fixed(result, plan.to_fold)
+        except NotStreamable as reason:
+            logger.debug("%s: written with torch.save (%s)", path, reason)
     edits = {}
     for table, planned in planned_by_table:
         if planned:
@@ -168,8 +206,9 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
             edits[id(table.container)] = edit
     new_obj = rebuild(obj, edits)
     target = target_of(path, options)
+    verify = torch_verifier(new_obj, lambda written: torch_io.load(written, fmt, trust_pickle=options.trust_pickle))
     with progress_bar(f"folding {path.name}", path.stat().st_size, options.progress) as update:
-        with atomic_writer(target) as handle:
+        with atomic_writer(target, verify=verify) as handle:
             torch_io.save(new_obj, handle, fmt, update)
     result = mark_fixed(result, plan.to_fold)
     module_fixed = [f for f in result.findings if f.object in folded_modules]
@@ -178,10 +217,78 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     return result
 
 
+def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
+    """Fold a memory-mapped torch zip by streaming (:mod:`torch_zip`): one folded tensor at a time."""
+    from . import torch_io
+    from .torch_zip import FoldedTensor, NotStreamable, new_key, pickle_object, write_archive
+
+    layout = keys.layout
+    keys.resolve(layout)
+    edits: dict[int, TableEdit] = {}
+    count = 0
+    for table, planned in planned_by_table:
+        if not planned:
+            continue
+        edit = TableEdit()
+        for item in planned:
+            group = item.group
+            roles = dict(group.parts)
+            shaped_like = table.tensors[roles["v"] if group.spelling.kind is Kind.WEIGHT_NORM else roles["orig"]]
+            if any(type(table.tensors[key]) is not type(shaped_like) or shaped_like.requires_grad for key in group.keys):
+                raise NotStreamable("parameters, not plain tensors")
+            dtype = str(shaped_like.dtype).removeprefix("torch.")
+            if dtype not in ("float64", "float32", "float16", "bfloat16"):
+                raise NotStreamable(f"a folded tensor of dtype {dtype}")
+
+            def compute(tensors: Any = table.tensors, one: Planned = item) -> Any:
+                return fold_checked(tensors, [one])[one.group.folded_key]
+
+            edit.fold(group, FoldedTensor(new_key(layout, count), dtype, tuple(shaped_like.shape), compute))
+            count += 1
+        edits[id(table.container)] = edit
+    new_obj = rebuild(obj, edits)
+    pickled, kept, folded = pickle_object(new_obj, layout, keys)
+    digests: dict[int, tuple[str, tuple[int, ...], str]] = {}
+
+    def on_folded(item: Any, tensor: Any) -> None:
+        digests[id(item)] = (item.dtype, item.shape, tensor_digest(tensor))
+
+    verify = torch_verifier(new_obj, lambda written: torch_io.load(written, Format.TORCH_ZIP, trust_pickle=options.trust_pickle), digests)
+    with open(path, "rb") as source:
+        if not torch_io.same_file(keys.loaded_stat, os.fstat(source.fileno())):
+            raise CheckpointError("the file changed while being fixed; nothing written")
+        with progress_bar(f"folding {path.name}", os.fstat(source.fileno()).st_size, options.progress) as update:
+            with atomic_writer(target_of(path, options), verify=verify) as handle:
+                write_archive(source.fileno(), layout, pickled, kept, folded, handle.fileno(), update, on_folded)
+    logger.debug("%s: streamed (%d records copied, %d folded)", path, len(kept), len(folded))
+
+
+def _check_training_state(path: Path, obj: Any, options: RunOptions) -> None:
+    """Refuse to fold a training checkpoint in place; warn that a folded copy is for inference."""
+    what = training_state(obj)
+    if what is None:
+        return
+    if options.output is None and not options.fix_training_in_place:
+        raise CheckpointError(
+            f"a training checkpoint ({what}, which refers to the unfolded parameters): folding it in place "
+            f"would break resuming training; write a folded inference copy with --fix -o OUT "
+            f"(or fold in place anyway with {IN_PLACE_FLAG})"
+        )
+    where = options.output if options.output is not None else path
+    logger.warning(
+        "%s: the folded checkpoint is for inference only: its %s still refers to the unfolded parameters, "
+        "so it cannot resume training%s",
+        where, what, f" (resume from {path})" if options.output is not None else "",
+    )
+
+
 def _audit_zip_without_torch(path: Path, options: RunOptions) -> RunResult | None:
     """Audit from ``data.pkl`` alone (see :mod:`zip_shapes`); None if torch must decide."""
+    from .zip_layout import read_layout
     from .zip_shapes import TensorStub, Unsupported, read_structure
 
+    with open(path, "rb") as handle:
+        read_layout(handle)  # records that disagree with the pickle make the file unreadable
     try:
         obj = read_structure(path)
     except Unsupported as reason:

@@ -6,14 +6,14 @@ Torch-free: the safetensors audit runs it on header shapes alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence, cast
+from typing import Callable, Mapping, Sequence
 
 from ..core.catalogue import Kind
-from ..core.stored_keys import StoredGroup, group_stored_keys
+from ..core.stored_keys import OrphanKey, StoredGroup, group_stored_keys
 from ..common.findings import Finding, finding
 from .codes import BY_CODE
 from ..common.options import RunOptions
-from ..core.shapes import StoredStateError, check_group_shapes, key_clashes, orphan_error
+from ..core.shapes import StoredStateError, check_group_shapes, key_clashes
 
 Shape = Sequence[int]
 
@@ -31,6 +31,8 @@ class Planned:
 class Plan:
     items: list[Planned] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: WN304 findings: a half without its sibling, reported and left as stored.
+    orphans: list[Finding] = field(default_factory=list)
 
     @property
     def to_fold(self) -> list[Planned]:
@@ -39,6 +41,7 @@ class Plan:
     def extend(self, other: "Plan") -> None:
         self.items.extend(other.items)
         self.problems.extend(other.problems)
+        self.orphans.extend(other.orphans)
 
 
 def _message(group: StoredGroup, qualify: Callable[[str], str], options: RunOptions) -> str:
@@ -53,6 +56,19 @@ def _message(group: StoredGroup, qualify: Callable[[str], str], options: RunOpti
     return f"{label} stored unfolded ({stored}): a model loading it keeps the norm live, recomputed on every forward; {how}"
 
 
+ORPHAN_CODE = "WN304"
+
+
+def _orphan_finding(path: str, orphan: OrphanKey, qualify: Callable[[str], str]) -> Finding:
+    """A lone half is not unreadable input: the file loads, and a custom parametrization may be valid."""
+    missing = ", ".join(qualify(key) for key in orphan.missing)
+    message = (
+        f"{orphan.spelling.label} entry {qualify(orphan.key)} stored without {missing}: left as stored, not folded; "
+        "a lost half means a broken save, a custom parametrization with other originals may be fine"
+    )
+    return finding(BY_CODE[ORPHAN_CODE], path, message, fixable=False, object=qualify(orphan.key))
+
+
 def plan_table(
     path: str,
     keys: Sequence[str],
@@ -64,13 +80,14 @@ def plan_table(
     plan = Plan()
     groups, orphans = group_stored_keys(list(keys))
     for orphan in orphans:
-        error = orphan_error(orphan)
-        plan.problems.append(f"{qualify(error.key)}: {error.problem}")
+        if options.config.enabled(ORPHAN_CODE, path):
+            plan.orphans.append(_orphan_finding(path, orphan, qualify))
     reported = [g for g in groups if g.spelling.checkpoint_code is not None and g.spelling.kind is not Kind.OTHER]
     for clash in key_clashes(reported, keys):
         plan.problems.append(f"{qualify(clash.key)}: {clash.problem}")
     for group in reported:
-        code = cast(str, group.spelling.checkpoint_code)  # ``reported`` holds only groups with one
+        code = group.spelling.checkpoint_code
+        assert code is not None  # filtered above
         try:
             check_group_shapes(group, shapes)
         except StoredStateError as error:

@@ -12,7 +12,6 @@ padded with spaces), then the data buffer the offsets point into.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import struct
@@ -131,7 +130,7 @@ def read_tensors(handle: BinaryIO, header: Header, names: set[str]) -> dict[str,
             raise CheckpointError(f"{name}: cannot fold a tensor of dtype {entry.dtype}")
         handle.seek(header.data_start + entry.begin)
         data = bytearray(entry.nbytes)
-        if cast(io.BufferedIOBase, handle).readinto(data) != entry.nbytes:  # one copy, straight into the tensor's buffer
+        if cast(Any, handle).readinto(data) != entry.nbytes:  # one copy, straight into the tensor's buffer
             raise CheckpointError(f"{name}: file shorter than its header says")
         dtype = getattr(torch, _TORCH_DTYPES[entry.dtype])
         flat = torch.frombuffer(data, dtype=dtype) if data else torch.empty(0, dtype=dtype)

@@ -5,6 +5,10 @@ audit groups keys across shards (a ``g`` and its ``v`` may sit in different
 shards).  Shards must lie inside the index's directory, symlinks resolved: an
 index is data from the internet, and must not make wnaudit read or rewrite
 files elsewhere.
+
+A fix replaces the shards and the index all or nothing (:mod:`transaction`);
+names that reach the same file (``a.safetensors``, ``sub/../a.safetensors``)
+are one shard.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..common.atomic import atomic_write_bytes, atomic_writer
 from ..common.findings import RunResult
 from ..common.options import RunOptions
 from . import safetensors_io
@@ -26,6 +29,8 @@ from .plan import plan_table
 from .progress import progress_bar
 from .sniff import Format, UnrecognisedFormat, detect_format
 from .tables import TableEdit
+from .transaction import Transaction, journal_path, pending_journal, recover
+from .verify import SafetensorsExpectation, VerificationError, tensor_digest, torch_verifier
 
 logger = logging.getLogger(__name__)
 
@@ -122,10 +127,18 @@ def _open_shard(index_path: Path, name: str) -> Shard:
 
 
 def audit_index(path: Path, options: RunOptions) -> RunResult:
-    index = read_index(path)
+    index_path = Path(path)
+    if options.fix:
+        recover(index_path)  # finish or roll back a fix a crash interrupted
+    elif pending_journal(index_path) is not None:
+        raise CheckpointError(
+            "an interrupted --fix left this checkpoint half-replaced (journal "
+            f"{journal_path(index_path).name}); run wnaudit --fix on it to finish the fix"
+        )
+    index = read_index(index_path)
     if options.fix and options.output is not None:
         raise CheckpointError("-o/--output is not supported for a sharded checkpoint; fix it in place (or copy the directory first)")
-    shards = {name: _open_shard(path, name) for name in dict.fromkeys(index.weight_map.values())}
+    shards = _open_shards(index_path, index)
     shapes: dict[str, tuple[int, ...]] = {}
     for key, name in index.weight_map.items():
         shard_shapes = shards[name].shapes()
@@ -140,61 +153,89 @@ def audit_index(path: Path, options: RunOptions) -> RunResult:
     return mark_fixed(result, plan.to_fold)
 
 
+def _open_shards(index_path: Path, index: ShardIndex) -> dict[str, Shard]:
+    """Each shard name's shard; names reaching the same file (``a`` and ``sub/../a``) share one."""
+    by_real: dict[Path, Shard] = {}
+    shards: dict[str, Shard] = {}
+    for name in dict.fromkeys(index.weight_map.values()):
+        real = Path(os.path.realpath(shard_path(index_path, name)))
+        if real not in by_real:
+            by_real[real] = _open_shard(index_path, name)
+        shards[name] = by_real[real]
+    return shards
+
+
 def _fix(index: ShardIndex, shards: dict[str, Shard], planned: list[Any], options: RunOptions) -> None:
-    """Fold across shards: each folded weight goes to the shard of its group's first key."""
+    """Fold across shards (each folded weight goes to the shard of its group's first key), all or nothing."""
     wanted = {key for item in planned for key in item.group.keys}
     tensors: dict[str, Any] = {}
-    for name, shard in shards.items():
-        keys = {k for k in wanted if index.weight_map[k] == name}
+    for shard in _unique(shards.values()):
+        keys = {k for k in wanted if shards[index.weight_map[k]] is shard}
         if not keys:
             continue
         if shard.header is not None:
             with open(shard.path, "rb") as handle:
                 if safetensors_io.read_header_from(handle) != shard.header:
-                    raise CheckpointError(f"shard {name} changed while being fixed; nothing written")
+                    raise CheckpointError(f"shard {shard.name} changed while being fixed; nothing written")
                 tensors.update(safetensors_io.read_tensors(handle, shard.header, keys))
         else:
             tensors.update({k: shard.state[k] for k in keys})
     folded = fold_checked(tensors, planned)
-    edits: dict[str, TableEdit] = {}
+    edits: dict[int, tuple[Shard, TableEdit]] = {}
     size_change = 0
     for item in planned:
         group = item.group
         weight = folded[group.folded_key]
         size_change += weight.numel() * weight.element_size()
         for position, key in enumerate(group.keys):
-            shard_name = index.weight_map[key]
-            size_change -= shards[shard_name].nbytes(key)
-            edit = edits.setdefault(shard_name, TableEdit())
+            shard = shards[index.weight_map[key]]
+            size_change -= shard.nbytes(key)
+            edit = edits.setdefault(id(shard), (shard, TableEdit()))[1]
             if position == 0:
                 edit.replacements[key] = (group.folded_key, weight)
             else:
                 edit.dropped.add(key)
-    for name, edit in edits.items():
-        _write_shard(shards[name], edit, options)
-    _write_index(index, planned, size_change)
+    transaction = Transaction(index.path)
+    try:
+        for shard, edit in edits.values():
+            _stage_shard(transaction, shard, edit, options)
+        _stage_index(transaction, index, planned, size_change)
+    except BaseException:
+        transaction.discard()
+        raise
+    transaction.commit()
 
 
-def _write_shard(shard: Shard, edit: TableEdit, options: RunOptions) -> None:
+def _unique(shards: Any) -> list[Shard]:
+    return list({id(shard): shard for shard in shards}.values())
+
+
+def _stage_shard(transaction: Transaction, shard: Shard, edit: TableEdit, options: RunOptions) -> None:
     with progress_bar(f"folding {shard.name}", shard.path.stat().st_size, options.progress) as update:
         if shard.header is not None:
             replacements = {
                 key: safetensors_io.Replacement.of(new_key, weight) for key, (new_key, weight) in edit.replacements.items()
             }
-            with open(shard.path, "rb") as source, atomic_writer(shard.path) as handle:
-                if safetensors_io.read_header_from(source) != shard.header:
-                    raise CheckpointError(f"shard {shard.name} changed while being fixed")
-                safetensors_io.rewrite(source, shard.header, replacements, edit.dropped, handle, update)
+            with open(shard.path, "rb") as source:
+                expectation = SafetensorsExpectation(source, shard.header)
+                for key, (new_key, weight) in edit.replacements.items():
+                    expectation.folded[new_key] = (safetensors_io.torch_dtype_name(weight), tuple(weight.shape), tensor_digest(weight))
+                expectation.kept = [n for n in shard.header.entries if n not in edit.replacements and n not in edit.dropped]
+                with transaction.stage(shard.path, verify=expectation) as handle:
+                    if safetensors_io.read_header_from(source) != shard.header:
+                        raise CheckpointError(f"shard {shard.name} changed while being fixed")
+                    safetensors_io.rewrite(source, shard.header, replacements, edit.dropped, handle, update)
             return
         from . import torch_io
         from .tables import rebuild
 
         new_state = rebuild(shard.state, {id(shard.state): edit})
-        with atomic_writer(shard.path) as handle:
+        verify = torch_verifier(new_state, lambda written: torch_io.load(written, shard.fmt, trust_pickle=False))
+        with transaction.stage(shard.path, verify=verify) as handle:
             torch_io.save(new_state, handle, shard.fmt, update)
 
 
-def _write_index(index: ShardIndex, planned: list[Any], size_change: int) -> None:
+def _stage_index(transaction: Transaction, index: ShardIndex, planned: list[Any], size_change: int) -> None:
     first_keys = {item.group.keys[0]: item.group.folded_key for item in planned}
     dropped = {key for item in planned for key in item.group.keys[1:]}
     weight_map: dict[str, str] = {}
@@ -207,4 +248,10 @@ def _write_index(index: ShardIndex, planned: list[Any], size_change: int) -> Non
     metadata = document.get(METADATA)
     if isinstance(metadata, dict) and isinstance(metadata.get(TOTAL_SIZE), int):
         document[METADATA] = {**metadata, TOTAL_SIZE: metadata[TOTAL_SIZE] + size_change}
-    atomic_write_bytes(index.path, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
+
+    def verify(written: Path) -> None:
+        if json.loads(written.read_text(encoding="utf-8")) != document:
+            raise VerificationError("the new index does not read back as written")
+
+    with transaction.stage(index.path, verify=verify) as handle:
+        handle.write((json.dumps(document, indent=2) + "\n").encode("utf-8"))

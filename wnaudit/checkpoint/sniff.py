@@ -1,7 +1,8 @@
 """Recognise checkpoint files by their first bytes, without torch.
 
 HiFi-GAN style checkpoints are often named ``g_00500000`` with no extension,
-so extensions alone are not enough.
+ParallelWaveGAN's ``checkpoint-400000steps.pkl``, others ``model_best.pth.tar``:
+names are not enough, so directory walks look at every file's first bytes.
 """
 
 from __future__ import annotations
@@ -39,21 +40,49 @@ def is_regular_file(path: Path) -> bool:
         return False
 
 
+#: Bytes read to recognise a file: a zip's first local header with its member name.
+SNIFF_BYTES = 512
+_ZIP_NAME_LENGTH = struct.Struct("<H")
+
+
 def looks_like_checkpoint(path: Path) -> bool:
-    """True when the file starts like a torch zip, a legacy torch file or safetensors."""
+    """True when the file's first bytes are a torch zip, a legacy torch file or safetensors.
+
+    Cheap enough for every file of a directory walk: one read of
+    :data:`SNIFF_BYTES`.  A zip counts only when it holds a ``data.pkl``
+    (torch writes it first; a zip whose first member is something else costs
+    a read of its central directory), so a plain zip of other content is not
+    a checkpoint.
+    """
     if not is_regular_file(path):
         return False
     try:
         with open(path, "rb") as handle:
-            head = handle.read(16)
+            head = handle.read(SNIFF_BYTES)
+            if head.startswith(_ZIP_MAGIC):
+                return _zip_holds_torch_data(handle, head)
+            size = os.fstat(handle.fileno()).st_size
     except OSError:
         return False
-    if head.startswith(_ZIP_MAGIC) or head.startswith(_LEGACY_TORCH_MAGIC[:3]):
+    if head.startswith(_LEGACY_TORCH_MAGIC):
         return True
-    if len(head) >= 9:
+    if len(head) >= 9 and head[8:9] == b"{":
         (header_size,) = struct.unpack("<Q", head[:8])
-        return 0 < header_size < (1 << 27) and head[8:9] == b"{"
+        return 0 < header_size < MAX_SAFETENSORS_HEADER and 8 + header_size <= size
     return False
+
+
+def _zip_holds_torch_data(handle: BinaryIO, head: bytes) -> bool:
+    if len(head) >= 30:
+        (name_length,) = _ZIP_NAME_LENGTH.unpack(head[26:28])
+        first = head[30 : 30 + name_length]
+        if first.endswith(b"/data.pkl") or first == b"data.pkl":
+            return True
+    try:
+        with zipfile.ZipFile(handle) as archive:
+            return any(name.endswith("/data.pkl") or name == "data.pkl" for name in archive.namelist())
+    except (zipfile.BadZipFile, EOFError, ValueError, OverflowError, OSError):
+        return True  # a damaged zip: let the reader say what is wrong with it
 
 
 class Format(enum.Enum):

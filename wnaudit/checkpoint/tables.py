@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, MutableMapping, cast
+from typing import Any, Callable, Iterator, Mapping
 
 from ..core.stored_keys import StoredGroup
 
@@ -130,9 +130,10 @@ def _rebuild(obj: Any, edits: Mapping[int, TableEdit], memo: dict[int, Any]) -> 
             changed = changed or new_value is not value
             items.append((key, new_value))
         if changed:
-            result = cast(MutableMapping[Any, Any], copy.copy(obj))
-            result.clear()
-            result.update(items)
+            rebuilt: Any = copy.copy(obj)  # the same mapping type, instance attributes kept
+            rebuilt.clear()
+            rebuilt.update(items)
+            result = rebuilt
     elif isinstance(obj, (list, tuple)):
         values = [_rebuild(value, edits, memo) for value in obj]
         if any(new is not old for new, old in zip(values, obj)):

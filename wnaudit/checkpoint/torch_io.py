@@ -2,12 +2,16 @@
 
 Without ``--trust-pickle`` nothing from the file runs: ``torch.load`` with
 ``weights_only=True`` (its restricted unpickler builds only tensors and plain
-containers).  Zip archives are memory-mapped, so an audit reads no tensor data.
+containers).  Zip archives are memory-mapped (so an audit reads no tensor data) only after
+:mod:`zip_layout` has checked every record against the pickle: a compressed
+archive is read through torch's own zip reader, a record shorter than its
+storage is refused.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import re
 import warnings
@@ -19,6 +23,7 @@ from typing import Any, BinaryIO
 from ..core.torch_api import import_torch
 from .errors import CheckpointError
 from .sniff import Format
+from .zip_layout import read_layout
 
 logger = logging.getLogger(__name__)
 
@@ -33,16 +38,33 @@ _STORAGE_DIR = "data/"
 _CHUNK = 1 << 20
 
 
-def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
-    """The object ``torch.save`` stored in ``path`` (tensors memory-mapped for zip archives)."""
+def load(path: Path, fmt: Format, *, trust_pickle: bool, storage_keys: Any = None) -> Any:
+    """The object ``torch.save`` stored in ``path`` (tensors memory-mapped for zip archives).
+
+    ``storage_keys`` (a :class:`~wnaudit.checkpoint.torch_zip.StorageKeys`)
+    learns which record each memory-mapped storage came from, for the streaming fix.
+    """
     if fmt is Format.TORCHSCRIPT:
         return _load_torchscript(path, trust_pickle=trust_pickle)
     torch = import_torch()
-    mmap = fmt is Format.TORCH_ZIP
+    mmap = False
+    before: os.stat_result | None = None
+    if fmt is Format.TORCH_ZIP:
+        with open(path, "rb") as handle:
+            layout = read_layout(handle)
+            before = os.fstat(handle.fileno())
+        # Memory-map only records stored plainly: a compressed record's bytes
+        # are not its tensor's bytes; torch's own reader decompresses them.
+        mmap = layout.may_mmap
+        if storage_keys is not None and mmap:
+            storage_keys.layout, storage_keys.loaded_stat = layout, before
+        if not mmap:
+            logger.debug("%s: compressed or unchecked records; loading without memory-mapping", path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return torch.load(path, map_location="cpu", weights_only=not trust_pickle, mmap=mmap)
+            location = storage_keys.restore_location if storage_keys is not None and mmap else "cpu"
+            loaded = torch.load(path, map_location=location, weights_only=not trust_pickle, mmap=mmap)
     except pickle.UnpicklingError as error:
         raise _unpickling_error(path, fmt, error, trust_pickle=trust_pickle) from error
     except (OSError, MemoryError):
@@ -50,6 +72,16 @@ def load(path: Path, fmt: Format, *, trust_pickle: bool) -> Any:
     except Exception as error:  # torch raises RuntimeError, KeyError, EOFError... for corrupt files
         damage = zip_damage(path, str(error)) if fmt is Format.TORCH_ZIP else None
         raise CheckpointError(damage or f"cannot read this {fmt.value}: {_first_line(error)}") from error
+    if before is not None and not same_file(before, os.stat(path)):
+        raise CheckpointError("the file changed while being read; nothing written")
+    return loaded
+
+
+def same_file(before: os.stat_result, after: os.stat_result) -> bool:
+    """The same inode, size and modification time: nobody replaced or rewrote the file."""
+    return (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns) == (
+        after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns
+    )
 
 
 def _unpickling_error(path: Path, fmt: Format, error: Exception, *, trust_pickle: bool) -> CheckpointError:

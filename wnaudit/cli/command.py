@@ -2,7 +2,8 @@
 
 ``wnaudit [OPTIONS] [PATHS]...`` lints Python source and audits checkpoints;
 ``wnaudit bench`` measures what folding buys on a model.  Exit status: 0 clean
-(or everything fixed), 1 findings remain, 2 usage error or unreadable input.
+(or everything fixed), 1 findings remain, 2 usage error or unreadable input,
+130 / 143 interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .discovery import discover
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
+from .signals import interruptions_end_cleanly
 from ..common.options import RunOptions
 from ..report import FORMAT_ALIASES, FORMATS, TEXT_FORMATS, renderer
 from ..report.sanitize import encodable, sanitize
@@ -44,10 +46,11 @@ class _DefaultCommandGroup(click.Group):
             raise one_line(error) from error
 
     def invoke(self, ctx: click.Context) -> object:
-        try:
-            return super().invoke(ctx)
-        except click.UsageError as error:  # the subcommand's own options and checks
-            raise one_line(error) from error
+        with interruptions_end_cleanly():  # SIGINT/SIGTERM: temporaries removed, exit 130/143
+            try:
+                return super().invoke(ctx)
+            except click.UsageError as error:  # the subcommand's own options and checks
+                raise one_line(error) from error
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         check = self.commands["check"]
@@ -80,6 +83,11 @@ class _CheckCommand(click.Command):
 @click.option("--diff", is_flag=True, help="Print source fixes as a unified diff; write nothing.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="With --fix on one checkpoint: write the folded checkpoint here.")
 @click.option("--trust-pickle", is_flag=True, help="Allow unpickling full-module checkpoints. This RUNS CODE FROM THE FILE.")
+@click.option(
+    "--fix-training-in-place",
+    is_flag=True,
+    help="With --fix: fold checkpoints holding optimizer/scheduler state in place too (they can no longer resume training).",
+)
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply the fixes that need review (marked [-]).")
 @click.option("--show-fixes", is_flag=True, help="With --fix: list the findings that were fixed.")
@@ -113,6 +121,7 @@ def check(
     diff: bool,
     output: Path | None,
     trust_pickle: bool,
+    fix_training_in_place: bool,
     fold_spectral: bool,
     unsafe_fixes: bool,
     show_fixes: bool,
@@ -175,6 +184,8 @@ def check(
         jobs=jobs,
         verbose=verbose,
         module_auditor=_audit_module,
+        fix_training_in_place=fix_training_in_place,
+        read_only=frozenset(inputs.read_only),
     )
     result = RunResult(errors=list(inputs.errors))
     if inputs.sources:
@@ -188,6 +199,10 @@ def check(
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
+    if any(path.is_dir() for path in paths):  # the summary says what a directory walk found
+        result.checked_sources, result.checked_checkpoints = len(inputs.sources), result.checked_checkpoints or 0
+    else:
+        result.checked_sources = result.checked_checkpoints = None
 
     checked = len(inputs.sources) + len(inputs.checkpoints)
     if checked == 0 and not inputs.errors:

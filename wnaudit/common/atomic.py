@@ -1,7 +1,7 @@
 """Replace a file atomically: readers see the old file or the new one, never half.
 
 Used by every in-place fix (source and checkpoint).  The new content goes to a
-temporary file in the target's directory (same filesystem, so ``os.replace`` is
+temporary file (nameless where the filesystem allows) in the target's directory (same filesystem, so ``os.replace`` is
 atomic), is flushed and fsynced, takes the original's permission bits (and, when
 allowed, its owner), and is renamed over the target; the directory is fsynced so
 the rename survives a crash.  On any failure the temporary file is removed and
@@ -15,10 +15,11 @@ stays a link and the file it points to is replaced.
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import logging
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
@@ -54,12 +55,23 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
+#: Verifies a finished temporary file (given a path it can be opened by) before it replaces anything.
+Verifier = Callable[[Path], None]
+
+
 @contextlib.contextmanager
-def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
+def atomic_writer(path: Path, *, mode: int | None = None, verify: Verifier | None = None) -> Iterator[BinaryIO]:
     """Yield a binary stream; on clean exit it atomically replaces ``path``.
 
     ``mode`` defaults to the existing file's permission bits (or 0o666 masked
     by the umask for a new file).  If the body raises, nothing is replaced.
+    ``verify`` is called on the complete, fsynced file before the rename; if
+    it raises, nothing is replaced.
+
+    Where the filesystem supports it the file is created nameless
+    (``O_TMPFILE``) and linked in only for the rename, so even SIGKILL leaves
+    no temporary file behind; elsewhere its name carries the process id, and
+    the next write beside the same target removes those a dead process left.
     """
     target = resolve_target(Path(path))
     directory = target.parent
@@ -69,13 +81,8 @@ def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
         existing = None
     if mode is None:
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
-    try:
-        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=directory)
-    except OSError as error:
-        raise AtomicWriteError(
-            error.errno, f"cannot create a temporary file beside {target}: {error.strerror}"
-        ) from error
-    temp = Path(temp_name)
+    remove_stale_temporaries(target)
+    fd, temp = _create_temporary(target, mode)
     try:
         # Wrap the descriptor first so that every failure below closes it.
         with os.fdopen(fd, "wb") as handle:
@@ -86,29 +93,168 @@ def atomic_writer(path: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
             _fault("before_fsync")
             os.fsync(handle.fileno())
             _fault("after_fsync")
-        if existing is not None:
-            _keep_owner(temp, existing)
-        os.chmod(temp, mode)  # after chown, which may clear set-id bits
-        _fault("before_rename")
-        os.replace(temp, target)
-        _fault("after_rename")
+            if verify is not None:
+                verify(temp if temp is not None else Path(f"/proc/self/fd/{handle.fileno()}"))
+            if existing is not None:
+                _keep_owner(handle.fileno(), existing)
+            os.fchmod(handle.fileno(), mode)  # after chown, which may clear set-id bits
+            if temp is None:
+                temp = _link_nameless(handle.fileno(), target)
+            _fault("before_rename")
+            os.replace(temp, target)
+            temp = None
+            _fault("after_rename")
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
         raise
     _fsync_directory(directory)
     logger.debug("replaced %s atomically", target)
 
 
-def _keep_owner(temp: Path, existing: os.stat_result) -> None:
+@contextlib.contextmanager
+def staged_writer(target: Path, staged: Path, *, verify: Verifier | None = None) -> Iterator[BinaryIO]:
+    """Like :func:`atomic_writer`, but the finished file is left under the name ``staged``.
+
+    For changes to several files that must land together: the caller stages
+    every file, records the set (a journal), then renames each one over its
+    target.  The staged file has the target's permission bits and owner; on
+    any failure it is removed.
+    """
+    target = resolve_target(Path(target))
+    try:
+        existing: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        existing = None
+    mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
+    try:
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as error:
+        raise AtomicWriteError(error.errno, f"cannot create a file beside {target}: {error.strerror}") from error
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            _fault("created")
+            yield handle  # type: ignore[misc]
+            _fault("written")
+            handle.flush()
+            _fault("before_fsync")
+            os.fsync(handle.fileno())
+            _fault("after_fsync")
+            if verify is not None:
+                verify(staged)
+            if existing is not None:
+                _keep_owner(handle.fileno(), existing)
+            os.fchmod(handle.fileno(), mode)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            staged.unlink()
+        raise
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make renames and removals in ``directory`` survive a crash."""
+    _fsync_directory(directory)
+
+
+def temporary_name(target: Path, pid: int | None = None) -> Path:
+    """A fresh hidden name beside ``target`` that says which process made it."""
+    token = os.urandom(4).hex()
+    return target.parent / f".{target.name}.{pid if pid is not None else os.getpid()}.{token}{TEMP_SUFFIX}"
+
+
+def _create_temporary(target: Path, mode: int) -> tuple[int, Path | None]:
+    """An open descriptor for the new content, and its name (None: nameless until linked)."""
+    nameless = getattr(os, "O_TMPFILE", 0)
+    if nameless and os.path.isdir("/proc/self/fd") and _linkat() is not None:
+        try:
+            return os.open(target.parent, nameless | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600), None
+        except OSError as error:
+            if error.errno not in _NO_TMPFILE:
+                raise AtomicWriteError(
+                    error.errno, f"cannot create a temporary file beside {target}: {error.strerror}"
+                ) from error
+    temp = temporary_name(target)
+    try:
+        return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), temp
+    except OSError as error:
+        raise AtomicWriteError(error.errno, f"cannot create a temporary file beside {target}: {error.strerror}") from error
+
+
+#: errno values meaning "this filesystem (or kernel) has no O_TMPFILE".
+_NO_TMPFILE = {errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT}
+
+
+_AT_FDCWD, _AT_SYMLINK_FOLLOW = -100, 0x400
+
+
+@functools.lru_cache(maxsize=1)
+def _linkat() -> Callable[..., int] | None:
+    """libc's ``linkat``: ``os.link`` calls ``link()``, which cannot link an ``O_TMPFILE`` file."""
+    try:
+        import ctypes
+
+        function = ctypes.CDLL(None, use_errno=True).linkat
+    except (ImportError, OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    return function  # type: ignore[no-any-return]
+
+
+def _link_nameless(fd: int, target: Path) -> Path:
+    """Give the nameless file a hidden name, just before it is renamed over the target."""
+    import ctypes
+
+    temp = temporary_name(target)
+    linkat = _linkat()
+    assert linkat is not None  # checked before the nameless file was created
+    if linkat(_AT_FDCWD, f"/proc/self/fd/{fd}".encode(), _AT_FDCWD, os.fsencode(temp), _AT_SYMLINK_FOLLOW) != 0:
+        code = ctypes.get_errno()
+        raise AtomicWriteError(code, f"cannot link the new file beside {target}: {os.strerror(code)}")
+    return temp
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(target: Path) -> list[Path]:
+    """Remove the temporary files a killed wnaudit left beside ``target`` (its own naming, dead pid)."""
+    removed: list[Path] = []
+    prefix = f".{target.name}."
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
+            continue
+        pid_text, _, token = name[len(prefix) : -len(TEMP_SUFFIX)].partition(".")
+        if not pid_text.isdigit() or len(token) != 8 or _process_alive(int(pid_text)):
+            continue
+        stale = target.parent / name
+        with contextlib.suppress(OSError):
+            stale.unlink()
+            removed.append(stale)
+            logger.info("removed %s, left by an interrupted wnaudit run", stale)
+    return removed
+
+
+def _keep_owner(fd: int, existing: os.stat_result) -> None:
     """Give the new file the old one's owner and group where we may (e.g. as root)."""
-    if not hasattr(os, "chown"):  # pragma: no cover - Windows
+    if not hasattr(os, "fchown"):  # pragma: no cover - Windows
         return
-    temp_stat = temp.stat()
+    temp_stat = os.fstat(fd)
     if (temp_stat.st_uid, temp_stat.st_gid) == (existing.st_uid, existing.st_gid):
         return
     with contextlib.suppress(PermissionError):
-        os.chown(temp, existing.st_uid, existing.st_gid)
+        os.fchown(fd, existing.st_uid, existing.st_gid)
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -120,7 +266,7 @@ def _fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, verify: Verifier | None = None) -> None:
     """Atomically replace ``path`` with ``data``."""
-    with atomic_writer(path, mode=mode) as handle:
+    with atomic_writer(path, mode=mode, verify=verify) as handle:
         handle.write(data)

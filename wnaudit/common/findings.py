@@ -112,16 +112,26 @@ class RunResult:
 
     ``findings`` are those still present after the run (fixed ones are moved to
     ``fixed``); ``diffs`` are unified diffs for ``--diff``, as bytes in each
-    file's own encoding (the CLI writes them unchanged to stdout).
+    file's own encoding (the CLI writes them unchanged to stdout);
+    ``checked_sources`` and ``checked_checkpoints`` count the inputs examined,
+    for the summary of a directory walk (``None``: not reported).
     """
 
     findings: list[Finding] = field(default_factory=list)
     fixed: list[Finding] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     diffs: list[bytes] = field(default_factory=list)
+    checked_sources: int | None = None
+    checked_checkpoints: int | None = None
 
     def extend(self, other: "RunResult") -> None:
         self.findings.extend(other.findings)
         self.fixed.extend(other.fixed)
         self.errors.extend(other.errors)
         self.diffs.extend(other.diffs)
+        self.checked_sources = _add_counts(self.checked_sources, other.checked_sources)
+        self.checked_checkpoints = _add_counts(self.checked_checkpoints, other.checked_checkpoints)
+
+
+def _add_counts(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)

@@ -27,6 +27,8 @@ class RunOptions:
     ``progress``: show a progress bar on stderr (the CLI sets it only on a TTY).
     ``jobs``: worker processes for the source lint (0: automatic).
     ``module_auditor``: how the checkpoint entrance audits a pickled module.
+    ``fix_training_in_place``: fold checkpoints holding optimizer or scheduler
+    state in place too (otherwise only into an ``output`` copy).
     """
 
     config: Config = field(default_factory=Config)
@@ -41,3 +43,6 @@ class RunOptions:
     jobs: int = 0
     verbose: bool = False
     module_auditor: ModuleAuditor | None = None
+    fix_training_in_place: bool = False
+    #: Checkpoints a directory walk reached through a symlink out of the walked tree: never rewritten.
+    read_only: frozenset[Path] = frozenset()

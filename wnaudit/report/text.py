@@ -172,6 +172,15 @@ def _render(
         _explanations(out, findings)
     if not quiet:
         _summary(out, result, findings, unsafe_fixes=unsafe_fixes, checked=checked)
+        _walk_counts(out, result)
+
+
+def _walk_counts(out: _Writer, result: RunResult) -> None:
+    """After a directory walk: what was examined (``Checked 12 source files and 3 checkpoints.``)."""
+    if result.checked_sources is None and result.checked_checkpoints is None:
+        return
+    sources, checkpoints = result.checked_sources or 0, result.checked_checkpoints or 0
+    out.line(f"Checked {_plural(sources, 'source file')} and {_plural(checkpoints, 'checkpoint')}.")
 
 
 def _grouped(out: _Writer, findings: list[Finding]) -> None:
