@@ -60,7 +60,7 @@ def _plain_pickle(path: Path) -> None:
 BAD = {
     "g fits no dim": ("bad.pt", _g_fits_no_dim, "fits no dimension"),
     "zero bytes": ("bad.pt", _zero_bytes, "empty file"),
-    "truncated zip": ("bad.pth", _truncated_zip, "truncated or corrupt zip"),
+    "truncated zip": ("bad.pth", _truncated_zip, "damaged torch zip archive: truncated or corrupt"),
     "text renamed .pt": ("bad.pt", _text, "text file"),
     "corrupt safetensors header": ("bad.safetensors", _corrupt_safetensors_header, "corrupt safetensors header"),
     "safetensors offsets past the end": ("bad.safetensors", _safetensors_offsets_past_end, "corrupt safetensors header"),

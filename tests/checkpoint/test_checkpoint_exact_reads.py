@@ -67,7 +67,7 @@ def test_compressed_vocoder_checkpoint_is_folded_exactly(tmp_path, capsys):
     model = tmp_path / "g_00500000"
     _rezip(plain, model, zipfile.ZIP_DEFLATED)
     status, out, err = cli(capsys, "--fix", model)
-    assert status == 0 and f"Fixed {WEIGHT_NORMS} findings." in out, out + err
+    assert status == 0 and f"Found {WEIGHT_NORMS} findings ({WEIGHT_NORMS} fixed, 0 remaining)." in out, out + err
     expected, _ = fold_state_dict(state)
     fixed = torch.load(model, weights_only=True)["generator"]
     assert all(_bits(fixed[k]) == _bits(expected[k]) for k in expected)
@@ -94,7 +94,7 @@ def test_record_shorter_than_its_storage_is_refused(tmp_path, capsys, fix):
     status, out, err = cli(capsys, *(["--fix"] if fix else []), short)
     assert status == 2
     (line,) = [line for line in err.splitlines() if line.startswith("wnaudit: error:")]
-    assert line.startswith(f"wnaudit: error: {short}: record data/") and "holds 100 bytes" in line
+    assert line.startswith(f"wnaudit: error: {short}: damaged torch zip archive: record data/") and "holds 100 bytes" in line
     assert short.read_bytes() == before
 
 
@@ -167,4 +167,4 @@ def test_storage_without_a_record_is_refused(tmp_path, capsys):
             if not info.filename.endswith("data/0"):
                 dst.writestr(info.filename, src.read(info.filename))
     status, out, err = cli(capsys, "--fix", broken)
-    assert status == 2 and "no record data/0" in err
+    assert status == 2 and "missing record data/0" in err

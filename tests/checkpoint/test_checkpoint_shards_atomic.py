@@ -97,7 +97,7 @@ def test_one_shard_named_twice_is_read_and_written_once(tmp_path, capsys, kind):
             document["weight_map"][key] = f"sub/../{last}"
     index.write_text(json.dumps(document))
     status, out, err = cli(capsys, "--fix", index)
-    assert status == 0 and f"Fixed {WEIGHT_NORMS} findings." in out, out + err
+    assert status == 0 and f"Found {WEIGHT_NORMS} findings ({WEIGHT_NORMS} fixed, 0 remaining)." in out, out + err
     _assert_folded_exactly(index, kind, state)
     assert _debris(tmp_path) == []
 

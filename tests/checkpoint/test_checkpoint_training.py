@@ -89,7 +89,7 @@ def test_explicit_flag_folds_in_place_and_says_so(tmp_path, capsys, caplog):
     _lightning_checkpoint(path)
     status, out, err = cli(capsys, "--fix", IN_PLACE_FLAG, path)
     assert status == 0, out + err
-    assert f"Fixed {WEIGHT_NORMS} findings." in out and "cannot resume training" in caplog.text
+    assert f"Found {WEIGHT_NORMS} findings ({WEIGHT_NORMS} fixed, 0 remaining)." in out and "cannot resume training" in caplog.text
     assert not any("parametrizations" in key for key in torch.load(path, weights_only=True)["state_dict"])
 
 
@@ -116,7 +116,7 @@ def test_empty_optimizer_slot_is_not_training_state(tmp_path, capsys):
     path = tmp_path / "model.pt"
     torch.save({"model": model.state_dict(), "optimizer": None, "lr_schedulers": []}, path)
     status, out, err = cli(capsys, "--fix", path)
-    assert status == 0 and f"Fixed {WEIGHT_NORMS} findings." in out, out + err
+    assert status == 0 and f"Found {WEIGHT_NORMS} findings ({WEIGHT_NORMS} fixed, 0 remaining)." in out, out + err
 
 
 def test_training_state_description_names_where_it_is():

@@ -58,7 +58,7 @@ def test_an_unknown_selector_in_config_is_a_usage_error_not_a_green_build(tmp_pa
     assert completed.returncode == 2
     assert _error_lines(completed.stderr) == [
         "wnaudit: error: pyproject.toml: [tool.wnaudit] select: unknown rule selector 'WN9' "
-        "(known prefixes: ALL, WN, WN1, WN2, WN3; codes WN101..WN303; wnaudit --explain CODE describes one)"
+        "(known prefixes: ALL, WN, WN1, WN2, WN3; codes WN101..WN304; wnaudit --explain CODE describes one)"
     ]
 
 

@@ -146,7 +146,7 @@ def test_nothing_checked_is_said(capsys, tmp_path: Path):
     )
     (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
     status, out, err = _cli(capsys, tmp_path)
-    assert (status, out.strip(), err) == (0, "All checks passed!", "")
+    assert (status, out.strip(), err) == (0, "Checked 1 source file and 0 checkpoints.\nAll checks passed!", "")
 
 
 def test_syntax_error_reported_in_a_file_that_names_no_weight_norm_api(capsys, tmp_path: Path):

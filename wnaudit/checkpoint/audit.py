@@ -13,10 +13,12 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from ..core.catalogue import FOLDED_LOAD_HINT
 from ..core.torch_api import TorchMissingError
 from ..common.findings import InputError, RunResult
 from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
+from .codes import BY_CODE
 from .errors import CheckpointError
 from .sniff import Format, UnrecognisedFormat, detect_format, is_index_name
 
@@ -39,6 +41,9 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
             continue
         result.extend(audit_one(path, _for(path, options)))
         result.checked_checkpoints = (result.checked_checkpoints or 0) + 1
+    if any(item.code in BY_CODE for item in result.fixed):
+        # Folding changes the keys: strict loads into code that applies weight norm at construction break.
+        logger.warning("%s", FOLDED_LOAD_HINT)
     return result
 
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from ..core.catalogue import Kind
-from ..core.stored_keys import OrphanKey, StoredGroup, group_stored_keys
+from ..core.stored_keys import OrphanKey, StoredGroup
 from ..common.findings import Finding, finding
 from .codes import BY_CODE
 from ..common.options import RunOptions
-from ..core.shapes import StoredStateError, check_group_shapes, key_clashes
+from ..core.shapes import group_stored_tensors, StoredStateError, check_group_shapes, key_clashes
 
 Shape = Sequence[int]
 
@@ -78,7 +78,8 @@ def plan_table(
 ) -> Plan:
     """Findings for one state dict's keys; ``qualify`` adds the nesting prefix."""
     plan = Plan()
-    groups, orphans = group_stored_keys(list(keys))
+    # Shapes decide whether an ordinary ``gain_g``/``gain_v`` is a weight-norm pair at all.
+    groups, orphans = group_stored_tensors(list(keys), shapes)
     for orphan in orphans:
         if options.config.enabled(ORPHAN_CODE, path):
             plan.orphans.append(_orphan_finding(path, orphan, qualify))

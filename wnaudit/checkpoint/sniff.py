@@ -155,7 +155,7 @@ def _zip_kind(handle: BinaryIO) -> Format:
         with zipfile.ZipFile(handle) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
-        raise UnrecognisedFormat(f"truncated or corrupt zip archive ({error})") from error
+        raise UnrecognisedFormat(f"damaged torch zip archive: truncated or corrupt ({error})") from error
     _check_zip_sizes(os.fstat(handle.fileno()).st_size, infos)
     names = [info.filename for info in infos]
     for name in names:

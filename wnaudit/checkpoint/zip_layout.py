@@ -188,7 +188,7 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
         with zipfile.ZipFile(handle) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
-        raise CheckpointError(f"truncated or corrupt zip archive ({error})") from error
+        raise CheckpointError(f"damaged torch zip archive: truncated or corrupt ({error})") from error
     prefixes = {info.filename.split("/", 1)[0] for info in infos}
     if len(prefixes) != 1:
         raise CheckpointError("a torch zip archive must hold one top-level folder")
@@ -197,7 +197,7 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
         handle.seek(info.header_offset)
         fields = handle.read(_LOCAL_HEADER.size)
         if len(fields) < _LOCAL_HEADER.size or fields[:4] != _LOCAL_MAGIC:
-            raise CheckpointError(f"corrupt zip archive: no local header for {info.filename}")
+            raise CheckpointError(f"damaged torch zip archive: no local header for {info.filename}")
         name_length, extra_length = _LOCAL_HEADER.unpack(fields)[-2:]
         data_offset = info.header_offset + _LOCAL_HEADER.size + name_length + extra_length
         records[info.filename] = Record(
@@ -230,14 +230,14 @@ def check_layout(layout: Layout) -> None:
     for key, storage in layout.storages.items():
         record = layout.storage_record(key)
         if record is None:
-            raise CheckpointError(f"data.pkl names storage {key}, but the archive has no record data/{key}")
+            raise CheckpointError(f"damaged torch zip archive: missing record data/{key}")
         element = STORAGE_ELEMENT_SIZES.get(storage.type_name)
         if element is None:
             raise CheckpointError(f"storage {key} has type {storage.type_name}, which wnaudit cannot size")
         needed = storage.numel * element
         if storage.numel < 0 or record.file_size < needed:
             raise CheckpointError(
-                f"record data/{key} holds {record.file_size} bytes, but its storage needs {needed} "
+                f"damaged torch zip archive: record data/{key} holds {record.file_size} bytes, but its storage needs {needed} "
                 f"({storage.numel} x {storage.type_name}); the file is truncated or corrupt"
             )
     for view in layout.views:

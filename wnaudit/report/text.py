@@ -171,8 +171,9 @@ def _render(
     if explain and findings and not statistics:
         _explanations(out, findings)
     if not quiet:
+        if checked != 0:
+            _walk_counts(out, result)
         _summary(out, result, findings, unsafe_fixes=unsafe_fixes, checked=checked)
-        _walk_counts(out, result)
 
 
 def _walk_counts(out: _Writer, result: RunResult) -> None:
