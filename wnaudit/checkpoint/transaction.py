@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
 from ..common.interrupts import held
-from ..common.atomic import Verifier, fsync_directory, resolve_target, staged_writer
+from ..common.atomic import Verifier, fsync_directory, process_alive, resolve_target, staged_writer
 from .errors import CheckpointError
 
 logger = logging.getLogger(__name__)
@@ -166,18 +166,8 @@ def _remove_dead_staged(directory: Path) -> int:
             if not (name.startswith(".") and name.endswith(STAGED_SUFFIX)):
                 continue
             pid = name[: -len(STAGED_SUFFIX)].rpartition(".")[2]
-            if pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not process_alive(int(pid)):
                 with contextlib.suppress(OSError):
                     (directory / name).unlink()
                     removed += 1
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

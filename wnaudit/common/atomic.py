@@ -214,7 +214,8 @@ def _link_nameless(fd: int, target: Path) -> Path:
     return temp
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (its temporaries are not stale)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -236,7 +237,7 @@ def remove_stale_temporaries(target: Path) -> list[Path]:
         if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
             continue
         pid_text, _, token = name[len(prefix) : -len(TEMP_SUFFIX)].partition(".")
-        if not pid_text.isdigit() or len(token) != 8 or _process_alive(int(pid_text)):
+        if not pid_text.isdigit() or len(token) != 8 or process_alive(int(pid_text)):
             continue
         stale = target.parent / name
         with contextlib.suppress(OSError):
