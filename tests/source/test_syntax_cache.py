@@ -53,8 +53,8 @@ def _tree(root: Path, files: dict[str, str]) -> list[Path]:
     return paths
 
 
-def _answer(paths: list[Path], cache: bool = True) -> tuple[list, list]:
-    result = engine.lint_files(paths, RunOptions(jobs=1, cache=cache))
+def _answer(paths: list[Path], cache: bool = True, jobs: int = 1) -> tuple[list, list]:
+    result = engine.lint_files(paths, RunOptions(jobs=jobs, cache=cache))
     return (
         [(f.path, f.code, f.line, f.message) for f in result.findings],
         sorted((e.path, e.message) for e in result.errors),
@@ -75,6 +75,15 @@ def test_second_run_parses_nothing_and_gives_the_same_answer(tmp_path: Path, cac
     assert parses == []
     assert second == first
     assert any("syntax error at line 1" in message for _, message in first[1])
+
+
+def test_verdicts_parsed_by_worker_processes_are_cached(tmp_path: Path, cache_dir: Path) -> None:
+    paths = _tree(tmp_path / "src", {f"m{i}.py": (BROKEN if i % 2 else VALID) + f"# {i}\n" for i in range(6)})
+    first = _answer(paths, jobs=2)  # a process pool: the verdicts and digests come back from workers
+    cache = SyntaxCache.open()
+    assert cache is not None
+    assert all(cache.get(digest_of(p.read_bytes())) is not None for p in paths)
+    assert _answer(paths, jobs=2) == first == _answer(paths, cache=False)
 
 
 def test_a_changed_file_is_parsed_again(tmp_path: Path, cache_dir: Path, parses: list[str]) -> None:

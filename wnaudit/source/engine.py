@@ -223,9 +223,9 @@ def _scan_all(
             results[index] = _scan_one((names[index], analyse, max_bytes, located.get(index)))
     if cache is not None:
         for index, _, analyse in tasks:
-            scanned = results[index]
-            if not analyse and scanned is not None and scanned.digest is not None:
-                cache.put(scanned.digest, scanned.error or OK)
+            checked = results[index]
+            if not analyse and checked is not None and checked.digest is not None:
+                cache.put(checked.digest, checked.error or OK)
         cache.save()
         logger.debug("syntax cache: %d hits, %d misses", cache.hits, cache.misses)
     return [item for item in results if item is not None]
