@@ -298,3 +298,16 @@ def test_cached_and_uncached_runs_agree(tmp_path_factory: pytest.TempPathFactory
     finally:
         if previous is not None:
             os.environ["WNAUDIT_CACHE_DIR"] = previous
+
+
+def test_no_home_directory_disables_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WNAUDIT_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert SyntaxCache.open() is None
+    paths = _tree(tmp_path / "src", {"b.py": BROKEN})
+    assert _answer(paths) == _answer(paths, cache=False)

@@ -94,7 +94,12 @@ class SyntaxCache:
         """The cache for this run, or None when ``enabled`` is False or ``WNAUDIT_NO_CACHE`` is set."""
         if not enabled or disabled_by_env():
             return None
-        return cls(cache_root() / "syntax" / version_key())
+        try:
+            root = cache_root()
+        except (RuntimeError, KeyError) as error:  # no home directory to default to
+            logger.debug("syntax cache disabled: no cache directory: %s", error)
+            return None
+        return cls(root / "syntax" / version_key())
 
     def _path(self, shard: int) -> Path:
         return self.directory / f"{shard:02x}.json"
