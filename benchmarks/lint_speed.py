@@ -10,12 +10,18 @@ TorchFix is far slower (libcst metadata on every file), so by default it runs
 on a deterministic sample of files and its time is extrapolated by line count;
 the output says so.
 
+wnaudit runs three ways: cold with ``--no-cache``, cold with an empty syntax
+cache (it writes the cache: a fresh ``WNAUDIT_CACHE_DIR`` each run) and warm
+(a cache primed once before the rounds); the cache never changes the output.
+
     python benchmarks/lint_speed.py --runs 5
+    python benchmarks/lint_speed.py --runs 7 --skip-torchfix --ruff /tmp/ruffenv/bin/ruff
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import random
 import shutil
@@ -57,12 +63,14 @@ def ensure_tools() -> Path:
     return bin_dir
 
 
-def measure(command: list[str], cwd: Path) -> tuple[float, float]:
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one run of ``command``."""
     timer = shutil.which("time") or "/usr/bin/time"
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
         start = time.perf_counter()
-        subprocess.run([timer, "-f", "%M", "-o", report.name, *command], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [timer, "-f", "%M", "-o", report.name, *command], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
         wall = time.perf_counter() - start
         peak_kib = float(report.read().strip().splitlines()[-1])
     return wall, peak_kib / 1024
@@ -74,22 +82,35 @@ def main() -> None:
     parser.add_argument("--version", default=TRANSFORMERS_VERSION)
     parser.add_argument("--torchfix-sample", type=int, default=40, help="files for TorchFix (0: whole tree, very slow)")
     parser.add_argument("--skip-torchfix", action="store_true")
+    parser.add_argument("--ruff", type=Path, help="a ruff executable to use (then nothing is installed when --skip-torchfix)")
     args = parser.parse_args()
 
     tree = ensure_tree(args.version)
-    tools = ensure_tools()
+    tools = args.ruff.parent if args.ruff is not None and args.skip_torchfix else ensure_tools()
     package = tree / "transformers"
     files = sorted(package.rglob("*.py"))
     lines = {f: f.read_bytes().count(b"\n") for f in files}
     total_lines = sum(lines.values())
     wnaudit = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", "transformers"]
     one_file = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", "transformers/models/univnet/modeling_univnet.py"]
-    ruff = [str(tools / "ruff"), "check", "--no-cache", "--isolated", "-q", "--exit-zero", "transformers"]
-    arms = {"wnaudit": wnaudit, "wnaudit (one file)": one_file, "ruff check": ruff}
+    ruff = [str(args.ruff or tools / "ruff"), "check", "--no-cache", "--isolated", "-q", "--exit-zero", "transformers"]
+    scratch = Path(tempfile.mkdtemp(prefix="wnaudit-bench-cache-"))
+    warm_env = {**os.environ, "WNAUDIT_CACHE_DIR": str(scratch / "warm")}
+    subprocess.run(wnaudit, cwd=tree, env=warm_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # primes it
+    arms = {
+        "wnaudit (cold, --no-cache)": (wnaudit + ["--no-cache"], None),
+        "wnaudit (cold, writes the cache)": (wnaudit, "fresh"),
+        "wnaudit (warm)": (wnaudit, warm_env),
+        "wnaudit (one file, warm)": (one_file, warm_env),
+        "ruff check --no-cache": (ruff, None),
+    }
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
-    for _ in range(args.runs):
-        for name, command in arms.items():
-            results[name].append(measure(command, tree))
+    for round_ in range(args.runs):
+        for name, (command, env) in arms.items():
+            if env == "fresh":
+                env = {**os.environ, "WNAUDIT_CACHE_DIR": str(scratch / f"cold-{round_}")}
+            results[name].append(measure(command, tree, env if isinstance(env, dict) else None))
+    shutil.rmtree(scratch, ignore_errors=True)
 
     summary = {
         "tree": f"transformers {args.version} wheel: {len(files)} files, {total_lines} lines",
@@ -113,8 +134,12 @@ def main() -> None:
             "extrapolated_tree_wall_s": round(wall * total_lines / max(sample_lines, 1), 1),
             "note": "one run on a seeded sample, extrapolated by line count" if args.torchfix_sample else "whole tree",
         }
-    ratio = summary["wnaudit"]["wall_s_median"] / max(summary["ruff check"]["wall_s_median"], 1e-9)
-    summary["wnaudit / ruff wall ratio"] = round(ratio, 2)
+    ruff_wall = max(summary["ruff check --no-cache"]["wall_s_median"], 1e-9)
+    for name in ("wnaudit (cold, --no-cache)", "wnaudit (warm)"):
+        summary[f"{name} / ruff wall ratio"] = round(summary[name]["wall_s_median"] / ruff_wall, 2)
+    summary["warm / cold wall ratio (paired, median)"] = round(statistics.median(
+        w[0] / c[0] for w, c in zip(results["wnaudit (warm)"], results["wnaudit (cold, --no-cache)"])
+    ), 3)
     print(json.dumps(summary, indent=2))
 
 

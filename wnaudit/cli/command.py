@@ -110,6 +110,7 @@ class _CheckCommand(click.Command):
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes for the source lint (0: automatic).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the per-user syntax-verdict cache (also: WNAUDIT_NO_CACHE=1).")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging and full tracebacks for unreadable inputs.")
 @click.option("--explain", metavar="CODE", help="Print the documentation page of a rule code and exit.")
 @click.version_option(__version__, "--version", prog_name="wnaudit")
@@ -138,6 +139,7 @@ def check(
     exit_zero: bool,
     quiet: bool,
     jobs: int,
+    no_cache: bool,
     verbose: bool,
     explain: str | None,
 ) -> None:
@@ -186,6 +188,7 @@ def check(
         module_auditor=_audit_module,
         fix_training_in_place=fix_training_in_place,
         read_only=frozenset(inputs.read_only),
+        cache=not no_cache,
     )
     result = RunResult(errors=list(inputs.errors))
     if inputs.sources:

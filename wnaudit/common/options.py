@@ -27,6 +27,8 @@ class RunOptions:
     ``progress``: show a progress bar on stderr (the CLI sets it only on a TTY).
     ``jobs``: worker processes for the source lint (0: automatic).
     ``module_auditor``: how the checkpoint entrance audits a pickled module.
+    ``cache``: reuse syntax verdicts of files the source lint only parses
+    (``--no-cache`` turns it off; so does ``WNAUDIT_NO_CACHE=1``).
     ``fix_training_in_place``: fold checkpoints holding optimizer or scheduler
     state in place too (otherwise only into an ``output`` copy).
     """
@@ -46,3 +48,4 @@ class RunOptions:
     fix_training_in_place: bool = False
     #: Checkpoints a directory walk reached through a symlink out of the walked tree: never rewritten.
     read_only: frozenset[Path] = frozenset()
+    cache: bool = True

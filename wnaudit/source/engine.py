@@ -31,6 +31,7 @@ from .model import FileSummary
 from .project import Location, Project
 from .reading import SourceError, decode, may_have_findings, read_source_bytes
 from .rules import BY_CODE, Candidate, candidates
+from .syntax_cache import OK, SyntaxCache, digest_of
 from .workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ class _Scanned:
     path: str
     summary: FileSummary | None = None
     error: str | None = None
+    #: Digest of the content of a syntax-check-only file whose verdict (``error`` or none) is cacheable.
+    digest: bytes | None = None
 
 
 def _syntax_message(error: SyntaxError) -> str:
@@ -112,8 +115,10 @@ def _read_source(path: Path, max_bytes: int) -> bytes | str:
     return notebook.notebook_view(data).text if notebook.is_notebook(path) else data
 
 
-def _prefilter(path_text: str, max_bytes: int, workspace: Workspace) -> tuple[_Scanned | None, int, bool]:
+def _prefilter(path_text: str, max_bytes: int, workspace: Workspace, cache: SyntaxCache | None = None) -> tuple[_Scanned | None, int, bool]:
     """Read and test one file: (result, 0, _) when done, else (None, its size, whether it needs analysis).
+
+    A file only syntax-checked is done here when ``cache`` holds the verdict for its bytes.
 
     A file that cannot contain a finding is still parsed (``analyse`` False):
     a syntax error is reported in every file that is read.  A file that names
@@ -137,19 +142,32 @@ def _prefilter(path_text: str, max_bytes: int, workspace: Workspace) -> tuple[_S
             decode(data)  # binary and undecodable files are reported here, without a parse
         except SourceError as error:
             return _Scanned(path_text, error=str(error)), 0, False
+        verdict = cache.get(digest_of(data)) if cache is not None else None
+        if verdict is not None:  # the verdict a parse of exactly these bytes gave
+            return _Scanned(path_text, error=None if verdict == OK else verdict), 0, False
         return None, len(data), False
     return None, len(data), True
 
 
 def _check_path(path_text: str, max_bytes: int) -> _Scanned:
-    """Parse one file that cannot hold a finding, only to report a syntax error (in a worker for big runs)."""
+    """Parse one file that cannot hold a finding, only to report a syntax error (in a worker for big runs).
+
+    The digest of the bytes parsed comes back with a verdict that depends on them
+    alone (valid, or a ``SyntaxError``), for the syntax cache.
+    """
     try:
-        check_syntax(decode(read_source_bytes(Path(path_text), max_bytes)).text, path_text)
+        data = read_source_bytes(Path(path_text), max_bytes)
+        text = decode(data).text
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}")
     except SourceError as error:
         return _Scanned(path_text, error=str(error))
-    return _Scanned(path_text)
+    try:
+        check_syntax(text, path_text)
+    except SourceError as error:
+        cacheable = isinstance(error.__cause__, SyntaxError)  # not RecursionError, MemoryError: those depend on the process
+        return _Scanned(path_text, error=str(error), digest=digest_of(data) if cacheable else None)
+    return _Scanned(path_text, digest=digest_of(data))
 
 
 def _scan_one(task: tuple[str, bool, int, Location | None]) -> _Scanned:
@@ -174,13 +192,18 @@ def _analyze_path(path_text: str, max_bytes: int, location: Location) -> _Scanne
         return _Scanned(path_text, error=str(error))
 
 
-def _scan_all(files: Sequence[Path], jobs: int, max_bytes: int, workspace: Workspace) -> list[_Scanned]:
-    """Prefilter every file here; parse the candidates, in worker processes when it pays."""
+def _scan_all(
+    files: Sequence[Path], jobs: int, max_bytes: int, workspace: Workspace, cache: SyntaxCache | None = None,
+) -> list[_Scanned]:
+    """Prefilter every file here; parse the candidates, in worker processes when it pays.
+
+    Syntax-only verdicts come from ``cache`` where it has them, and new ones are saved to it.
+    """
     names = [str(p) for p in files]
     results: list[_Scanned | None] = []
     tasks: list[tuple[int, int, bool]] = []  # (index, size, analyse)
     for index, name in enumerate(names):
-        done, size, analyse = _prefilter(name, max_bytes, workspace)
+        done, size, analyse = _prefilter(name, max_bytes, workspace, cache)
         results.append(done)
         if done is None:
             tasks.append((index, size, analyse))
@@ -198,6 +221,13 @@ def _scan_all(files: Sequence[Path], jobs: int, max_bytes: int, workspace: Works
     else:
         for index, _, analyse in tasks:
             results[index] = _scan_one((names[index], analyse, max_bytes, located.get(index)))
+    if cache is not None:
+        for index, _, analyse in tasks:
+            checked = results[index]
+            if not analyse and checked is not None and checked.digest is not None:
+                cache.put(checked.digest, checked.error or OK)
+        cache.save()
+        logger.debug("syntax cache: %d hits, %d misses", cache.hits, cache.misses)
     return [item for item in results if item is not None]
 
 
@@ -264,7 +294,8 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     result = RunResult()
     views = notebook.views_of([str(p) for p in files])  # notebooks: findings name cell and line
     workspace = new_workspace(options.config)
-    scanned = _scan_all(files, options.jobs, options.config.max_source_bytes, workspace)
+    cache = SyntaxCache.open(options.cache)
+    scanned = _scan_all(files, options.jobs, options.config.max_source_bytes, workspace, cache)
     summaries: list[FileSummary] = []
     for item in scanned:
         if item.error is not None:

@@ -1,0 +1,207 @@
+"""Remember syntax verdicts of files the lint only parses, so warm runs skip the parse.
+
+Every file read is parsed to report syntax errors, but most files name no
+weight-norm API and are parsed only for that verdict.  The verdict depends on
+nothing but the file's bytes and the parser, so it is cached under the
+blake2b digest of the bytes, in a directory named after the wnaudit and
+Python versions (the grammar and its messages).  Only verdicts a parse gives
+for the same bytes every time are stored: ``"ok"`` and the one-line syntax
+error message.  Nothing of the source is stored.
+
+Layout: ``<cache dir>/syntax/<key>/<xx>.json``, 256 shards by the digest's
+first byte, so a run over a few files (pre-commit) reads only a few small
+files.  A shard is only ever replaced whole (temporary file + ``os.replace``):
+concurrent runs never see a partial shard; two runs writing one shard at once
+may lose one run's new entries (they are misses next time, never wrong
+answers).  A shard that cannot be read or parsed, or an entry that is not a
+verdict, is ignored and rewritten.  Any failure to create or write the cache
+disables it for the run, with a debug log line, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .. import __version__
+
+logger = logging.getLogger(__name__)
+
+#: The verdict of a file that parses.
+OK = "ok"
+#: How every cached error message starts (``engine._syntax_message``).
+SYNTAX_ERROR_PREFIX = "syntax error at "
+#: Shard files may hold about this many bytes together; the oldest entries of a shard go first.
+MAX_TOTAL_BYTES = 16 << 20
+SHARDS = 256
+MAX_SHARD_BYTES = MAX_TOTAL_BYTES // SHARDS
+#: Cache directories of other wnaudit/Python versions untouched this long are removed.
+STALE_SECONDS = 30 * 24 * 3600
+_FORMAT = 1
+_TEMP_SUFFIX = ".tmp"
+
+
+def digest_of(data: bytes) -> bytes:
+    """The cache key of a file's content."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def version_key() -> str:
+    """What else a verdict depends on: the parser (full Python version, messages change in patch releases) and wnaudit."""
+    major, minor, micro = sys.version_info[:3]
+    return f"wnaudit-{__version__}-{sys.implementation.name}-{major}.{minor}.{micro}"
+
+
+def cache_root() -> Path:
+    """``$WNAUDIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/wnaudit``, else ``~/.cache/wnaudit``."""
+    explicit = os.environ.get("WNAUDIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg) / "wnaudit"
+    return Path.home() / ".cache" / "wnaudit"
+
+
+def disabled_by_env() -> bool:
+    return os.environ.get("WNAUDIT_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _is_verdict(value: object) -> bool:
+    return isinstance(value, str) and (value == OK or (value.startswith(SYNTAX_ERROR_PREFIX) and "\n" not in value))
+
+
+class SyntaxCache:
+    """Verdicts by content digest, loaded per shard on first use and written back once per run (``save``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._shards: dict[int, dict[str, str]] = {}
+        self._dirty: set[int] = set()
+        self.hits = 0
+        self.misses = 0
+
+    @classmethod
+    def open(cls, enabled: bool = True) -> SyntaxCache | None:
+        """The cache for this run, or None when ``enabled`` is False or ``WNAUDIT_NO_CACHE`` is set."""
+        if not enabled or disabled_by_env():
+            return None
+        try:
+            root = cache_root()
+        except (RuntimeError, KeyError) as error:  # no home directory to default to
+            logger.debug("syntax cache disabled: no cache directory: %s", error)
+            return None
+        return cls(root / "syntax" / version_key())
+
+    def _path(self, shard: int) -> Path:
+        return self.directory / f"{shard:02x}.json"
+
+    def _shard(self, shard: int) -> dict[str, str]:
+        entries = self._shards.get(shard)
+        if entries is None:
+            entries = self._shards[shard] = self._load(shard)
+        return entries
+
+    def _load(self, shard: int) -> dict[str, str]:
+        path = self._path(shard)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as error:
+            logger.debug("syntax cache: cannot read %s: %s", path, error)
+            return {}
+        try:
+            document = json.loads(raw)
+            if not isinstance(document, dict) or document.get("format") != _FORMAT or not isinstance(document.get("entries"), dict):
+                raise ValueError("not a syntax cache shard")
+            stored = document["entries"]
+        except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+            logger.debug("syntax cache: ignoring damaged %s (%s); it is rewritten", path, error)
+            self._dirty.add(shard)
+            return {}
+        entries = {key: value for key, value in stored.items() if len(key) == 32 and _is_hex(key) and _is_verdict(value)}
+        if len(entries) != len(stored):
+            logger.debug("syntax cache: dropped %d damaged entries of %s", len(stored) - len(entries), path)
+            self._dirty.add(shard)
+        return entries
+
+    def get(self, digest: bytes) -> str | None:
+        """``"ok"``, the syntax error message, or None when this content was never parsed."""
+        verdict = self._shard(digest[0]).get(digest.hex())
+        if verdict is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return verdict
+
+    def put(self, digest: bytes, verdict: str) -> None:
+        if not _is_verdict(verdict):
+            raise ValueError(f"not a cacheable syntax verdict: {verdict!r}")
+        entries = self._shard(digest[0])
+        key = digest.hex()
+        if entries.get(key) != verdict:
+            entries.pop(key, None)  # re-insert last: the newest entries survive pruning
+            entries[key] = verdict
+            self._dirty.add(digest[0])
+
+    def save(self) -> None:
+        """Write the shards this run changed (merged with what other runs wrote since); silent on failure."""
+        if not self._dirty:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for shard in sorted(self._dirty):
+                self._write(shard)
+        except OSError as error:
+            logger.debug("syntax cache disabled: cannot write under %s: %s", self.directory, error)
+            return
+        finally:
+            self._dirty.clear()
+        self._prune_stale()
+
+    def _write(self, shard: int) -> None:
+        ours = self._shards.get(shard, {})
+        merged = {**self._load(shard), **ours}  # another run may have added entries since we read
+        text = _serialize(merged)
+        while len(text) > MAX_SHARD_BYTES and merged:
+            for key in list(merged)[: max(1, len(merged) // 4)]:  # oldest quarter first
+                del merged[key]
+            text = _serialize(merged)
+        handle, temp = tempfile.mkstemp(prefix=f".{shard:02x}.", suffix=_TEMP_SUFFIX, dir=self.directory)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(text)
+            os.replace(temp, self._path(shard))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+        self._shards[shard] = merged
+
+    def _prune_stale(self) -> None:
+        """Remove other versions' cache directories nobody used for ``STALE_SECONDS``, and old temporary files."""
+        now = time.time()
+        with contextlib.suppress(OSError):
+            for sibling in self.directory.parent.iterdir():
+                if sibling != self.directory and sibling.is_dir() and now - sibling.stat().st_mtime > STALE_SECONDS:
+                    shutil.rmtree(sibling, ignore_errors=True)
+            for temp in self.directory.glob(f"*{_TEMP_SUFFIX}"):
+                if now - temp.stat().st_mtime > 3600:  # left by a killed run
+                    temp.unlink()
+
+
+def _serialize(entries: dict[str, str]) -> bytes:
+    return json.dumps({"format": _FORMAT, "entries": entries}, separators=(",", ":")).encode("utf-8")
+
+
+def _is_hex(text: str) -> bool:
+    return all(char in "0123456789abcdef" for char in text)
