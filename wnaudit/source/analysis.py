@@ -66,6 +66,8 @@ class _Collector(ast.NodeVisitor):
         self.bases: list[tuple[str, ast.expr, Scope]] = []
         self.units: list[str] = []
         self.import_targets: list[str] = []
+        #: id of a name inside a bound choice (``a if flag else b``) -> where it is written.
+        self.choice_sites: dict[int, Site] = {}
 
     # -- bindings -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -77,6 +79,11 @@ class _Collector(ast.NodeVisitor):
     def _bind_target(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             kept = _slim(value) if value is not None else None
+            if isinstance(value, ast.IfExp) and isinstance(kept, ast.BoolOp):
+                written = [part for part in (value.body, value.orelse) if _slim(part) is not None]
+                for leaf, part in zip(kept.values, written):
+                    if isinstance(part, (ast.Name, ast.Attribute)):
+                        self.choice_sites[id(leaf)] = self.positions.site(part, self.unit)
             self.scope.bind(target.id, ("expr", kept, self.scope) if kept is not None else ("opaque",))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
@@ -479,15 +486,19 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
                 applied.setdefault(spelling.kind.value, set()).add(spelling.style.value)
             elif role == "remove" and (removal is None or spelling.style is catalogue.Style.MODERN):
                 removal = (spelling, name)
+        chosen = _chosen_legacy_weight_norm(call, resolver, collector.choice_sites) if _WEIGHT_NORM in applied else None
         for kind, styles in applied.items():
             direct.setdefault(unit, {}).setdefault(kind, set()).update(styles)
+            picked = chosen if kind == _WEIGHT_NORM else None
             summary.applications.append(
                 Application(
                     site=call.site,
                     kind=kind,
                     styles=frozenset(styles),
-                    legacy_only=kind == _WEIGHT_NORM and all_legacy_wn,
-                    api=min(n for n in names if catalogue.spelling_for_api(n)),
+                    legacy_only=kind == _WEIGHT_NORM and (all_legacy_wn or picked is not None),
+                    api=min(n for n in names if _applies_kind(n, kind)),
+                    via=picked[0] if picked is not None else "",
+                    binding=picked[1] if picked is not None else None,
                 )
             )
         if removal is None:
@@ -536,6 +547,44 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
     summary.applications.sort(key=lambda a: a.site.key)
     summary.removals.sort(key=lambda r: r.site.key)
     return summary
+
+
+def _applies_kind(name: str, kind: str) -> bool:
+    found = catalogue.spelling_for_api(name)
+    return found is not None and found[1] == "apply" and found[0].kind.value == kind
+
+
+def _chosen_legacy_weight_norm(call: _CallRecord, resolver: Resolver, choice_sites: dict[int, Site]) -> tuple[str, Site] | None:
+    """``norm_f(conv)`` where ``norm_f = weight_norm if flag else spectral_norm`` (legacy weight norm): the name and where ``weight_norm`` is written.
+
+    The one binding of the called name is a conditional choice, exactly one
+    alternative the legacy weight norm, none the modern one and none known to
+    be anything but a norm applier (a parameter is unknown): whenever the flag
+    selects weight norm, the call applies the deprecated hook.  The fix then
+    rewrites that alternative, never the call (which would drop the others).
+    """
+    func = call.func
+    if not isinstance(func, ast.Name):
+        return None
+    bound = Resolver.bindings_of(func.id, call.scope)
+    if bound is None or len(bound[1]) != 1 or bound[1][0][0] != "expr":
+        return None
+    _, value, where = bound[1][0]
+    if not isinstance(value, ast.BoolOp):
+        return None
+    legacy: list[Site] = []
+    for leaf in value.values:
+        names = resolver.expr(leaf, where)
+        spellings = [catalogue.spelling_for_api(n) for n in names]
+        if any(found is None or found[1] != "apply" for found in spellings):
+            return None  # an alternative known to be something other than a norm applier
+        kinds = {found[0].kind for found in spellings if found is not None}
+        styles = {found[0].style for found in spellings if found is not None}
+        if catalogue.Kind.WEIGHT_NORM in kinds:
+            if styles != {catalogue.Style.LEGACY} or kinds != {catalogue.Kind.WEIGHT_NORM} or id(leaf) not in choice_sites:
+                return None
+            legacy.append(choice_sites[id(leaf)])
+    return (func.id, legacy[0]) if len(legacy) == 1 else None
 
 
 def _exports(collector: _Collector, resolver: Resolver) -> dict[str, tuple[str, ...]]:

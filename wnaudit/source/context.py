@@ -65,7 +65,8 @@ class Context:
         modern = catalogue.Style.MODERN.value
         direct: dict[str, dict[str, set[str]]] = {}
         for application in summary.applications:
-            migrated = (summary.path, application.site.key) in self._migrated
+            # WN103 migrates only the weight norm a call applies (a flag-selected spectral norm stays as it is).
+            migrated = application.kind == catalogue.Kind.WEIGHT_NORM.value and (summary.path, application.site.key) in self._migrated
             styles = {modern} if migrated else application.styles
             direct.setdefault(application.site.unit, {}).setdefault(application.kind, set()).update(styles)
         for unit, kinds in direct.items():

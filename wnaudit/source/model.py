@@ -37,6 +37,10 @@ class Application:
     #: True when the applier resolves to nothing but the legacy API (WN103).
     legacy_only: bool
     api: str
+    #: The call goes through a name bound to a choice (``norm_f = weight_norm if flag else spectral_norm``):
+    #: that name, and where the legacy ``weight_norm`` sits in its binding (the WN103 fix rewrites it there).
+    via: str = ""
+    binding: Site | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,106 @@
+"""Issue 16, deliverable 5: the idioms of real vocoder code the source rules must reach."""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from wnaudit.source import fix_source, lint_source
+
+HIFIGAN_DISCRIMINATORS = '''\
+import torch.nn as nn
+from torch.nn import Conv1d
+from torch.nn.utils import remove_weight_norm, spectral_norm, weight_norm
+
+
+class DiscriminatorS(nn.Module):
+    def __init__(self, use_spectral_norm=False):
+        super().__init__()
+        norm_f = weight_norm if use_spectral_norm == False else spectral_norm
+        self.convs = nn.ModuleList([
+            norm_f(Conv1d(1, 4, 15, 1, padding=7)),
+            norm_f(Conv1d(4, 4, 41, 4, groups=4, padding=20)),
+        ])
+        self.conv_post = norm_f(Conv1d(4, 1, 3, 1, padding=1))
+
+    def remove_weight_norm(self):
+        for layer in self.convs:
+            remove_weight_norm(layer)
+        remove_weight_norm(self.conv_post)
+
+
+class DiscriminatorP(nn.Module):
+    def __init__(self, use_spectral_norm=False):
+        super().__init__()
+        norm_f = spectral_norm if use_spectral_norm else weight_norm
+        self.conv = norm_f(Conv1d(1, 4, 5))
+'''
+
+
+def _findings(source: str):
+    return [(f.code, f.line) for f in lint_source(source, "discriminator.py")]
+
+
+def test_flag_selected_legacy_weight_norm_is_reported_at_each_call_in_both_spellings():
+    assert _findings(HIFIGAN_DISCRIMINATORS) == [("WN103", 11), ("WN103", 12), ("WN103", 14), ("WN103", 26)]
+
+
+def test_flag_selected_message_names_the_binding():
+    messages = {f.line: f.message for f in lint_source(HIFIGAN_DISCRIMINATORS, "discriminator.py")}
+    assert "`norm_f`" in messages[11] and "(bound at line 9)" in messages[11]
+    assert "(bound at line 25)" in messages[26]
+
+
+def test_flag_selected_fix_rewrites_the_binding_and_migrates_the_removals():
+    fixed, done = fix_source(HIFIGAN_DISCRIMINATORS, "discriminator.py")
+    assert [f.code for f in done].count("WN103") == 4
+    assert "norm_f = torch.nn.utils.parametrizations.weight_norm if use_spectral_norm == False else spectral_norm" in fixed
+    assert "norm_f = spectral_norm if use_spectral_norm else torch.nn.utils.parametrizations.weight_norm" in fixed
+    assert "remove_weight_norm(layer)" not in fixed and 'remove_parametrizations(layer, "weight")' in fixed
+    assert not {f.code for f in lint_source(fixed, "discriminator.py")} & {"WN101", "WN103"}
+    namespace: dict = {"__name__": "fixed_discriminator"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # the legacy hook warns; the fixed code must not
+        exec(compile(fixed, "fixed_discriminator", "exec"), namespace)
+        disc = namespace["DiscriminatorS"]()
+    x = torch.randn(1, 1, 64)
+    before = disc.conv_post(disc.convs[1](disc.convs[0](x)))
+    disc.remove_weight_norm()
+    assert not any(hasattr(m, "parametrizations") for m in disc.modules())
+    torch.testing.assert_close(disc.conv_post(disc.convs[1](disc.convs[0](x))), before)
+    # The spectral-norm alternative is untouched: still torch's legacy spectral norm hook.
+    spectral = namespace["DiscriminatorP"](use_spectral_norm=True)
+    assert hasattr(spectral.conv, "weight_orig") and not hasattr(spectral.conv, "parametrizations")
+
+
+def test_flag_selected_callable_with_a_modern_or_rebound_alternative_is_not_reported_and_unknown_is_fixed_in_the_binding():
+    unknown = (
+        "import torch.nn as nn\nfrom torch.nn.utils import weight_norm\n\n"
+        "def layer(flag, norm):\n    norm_f = weight_norm if flag else norm\n    return norm_f(nn.Conv1d(2, 2, 3))\n"
+    )
+    modern = (
+        "import torch.nn as nn\nfrom torch.nn.utils import spectral_norm\n"
+        "from torch.nn.utils.parametrizations import weight_norm\n\n"
+        "def layer(flag):\n    norm_f = spectral_norm if flag else weight_norm\n    return norm_f(nn.Conv1d(2, 2, 3))\n"
+    )
+    rebound = (
+        "import torch.nn as nn\nfrom torch.nn.utils import spectral_norm, weight_norm\n\n"
+        "def layer(flag, other):\n    norm_f = weight_norm if flag else spectral_norm\n    if other:\n"
+        "        norm_f = other\n    return norm_f(nn.Conv1d(2, 2, 3))\n"
+    )
+    for source in (modern, rebound):
+        assert _findings(source) == [], source
+    # A parameter as the other alternative: still the deprecated hook when the flag picks it, and the fix
+    # rewrites the alternative, not the call (that would drop the parameter).
+    assert _findings(unknown) == [("WN103", 6)]
+    fixed, _ = fix_source(unknown, "layer.py")
+    assert "norm_f = torch.nn.utils.parametrizations.weight_norm if flag else norm\n    return norm_f(nn.Conv1d" in fixed
+
+
+def test_flag_selected_fix_keeps_the_spectral_norm_of_other_calls_legacy_in_the_post_fix_view():
+    """The migration marks the call's weight norm modern, not its spectral-norm alternative."""
+    source = HIFIGAN_DISCRIMINATORS + "\n\ndef strip(d):\n    nn.utils.remove_spectral_norm(d.conv)\n"
+    fixed, done = fix_source(source, "discriminator.py")
+    assert "    nn.utils.remove_spectral_norm(d.conv)\n" in fixed
+    assert "WN102" not in [f.code for f in done]
