@@ -58,7 +58,7 @@ def test_flag_selected_fix_rewrites_the_binding_and_migrates_the_removals():
     assert "norm_f = torch.nn.utils.parametrizations.weight_norm if use_spectral_norm == False else spectral_norm" in fixed
     assert "norm_f = spectral_norm if use_spectral_norm else torch.nn.utils.parametrizations.weight_norm" in fixed
     assert "remove_weight_norm(layer)" not in fixed and 'remove_parametrizations(layer, "weight")' in fixed
-    assert not {f.code for f in lint_source(fixed, "discriminator.py")} & {"WN101", "WN103"}
+    assert lint_source(fixed, "discriminator.py") == []  # no WN107 blamed on the spectral-norm alternative
     namespace: dict = {"__name__": "fixed_discriminator"}
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)  # the legacy hook warns; the fixed code must not
@@ -104,3 +104,59 @@ def test_flag_selected_fix_keeps_the_spectral_norm_of_other_calls_legacy_in_the_
     fixed, done = fix_source(source, "discriminator.py")
     assert "    nn.utils.remove_spectral_norm(d.conv)\n" in fixed
     assert "WN102" not in [f.code for f in done]
+
+
+MODERN_WEIGHT_NORM_BESIDE_LEGACY_SPECTRAL_NORM = '''\
+import torch.nn as nn
+from torch.nn.utils import spectral_norm
+from torch.nn.utils.parametrizations import weight_norm
+from torch.nn.utils.parametrize import remove_parametrizations
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(2, 2, 3))
+        self.critic = spectral_norm(nn.Conv1d(2, 2, 3))
+
+    def fold(self):
+        remove_parametrizations(self.conv, "weight")
+'''
+
+
+def test_legacy_spectral_norm_on_another_module_is_not_blamed_for_a_modern_weight_norm_removal():
+    """The removal folds the modern weight norm of ``self.conv``; the legacy spectral norm of ``self.critic`` is no reason."""
+    assert _findings(MODERN_WEIGHT_NORM_BESIDE_LEGACY_SPECTRAL_NORM) == []
+    namespace: dict = {"__name__": "generator"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(MODERN_WEIGHT_NORM_BESIDE_LEGACY_SPECTRAL_NORM, "generator", "exec"), namespace)
+    generator = namespace["Generator"]()
+    generator.fold()  # really folds: no ValueError
+    assert not hasattr(generator.conv, "parametrizations")
+
+
+def test_wn107_message_names_the_application_that_decided_it():
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.conv = nn.utils.weight_norm(nn.Conv1d(2, 2, 3))  # noqa: WN103\n\n"
+        "    def fold(self):\n        torch.nn.utils.parametrize.remove_parametrizations(self.conv, 'weight')\n"
+    )
+    (finding,) = lint_source(source, "model.py")
+    assert finding.code == "WN107"
+    assert "weight norm is the legacy forward-pre-hook (applied at model.py:8 via `nn.utils.weight_norm`)" in finding.message
+
+
+def test_wn101_message_names_the_application_in_the_imported_file(tmp_path):
+    (tmp_path / "layers.py").write_text(
+        "import torch.nn as nn\nfrom torch.nn.utils import parametrizations\n\n\n"
+        "def block():\n    return parametrizations.weight_norm(nn.Conv1d(2, 2, 3))\n"
+    )
+    user = tmp_path / "decoder.py"
+    user.write_text(
+        "from torch.nn.utils import remove_weight_norm\nfrom layers import block\n\n\n"
+        "def fold():\n    layer = block()\n    remove_weight_norm(layer)\n"
+    )
+    (finding,) = lint_source(user.read_text(), str(user))
+    assert finding.code == "WN101"
+    assert "(applied at layers.py:6 via `parametrizations.weight_norm`)" in finding.message

@@ -499,6 +499,7 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
                     api=min(n for n in names if _applies_kind(n, kind)),
                     via=picked[0] if picked is not None else "",
                     binding=picked[1] if picked is not None else None,
+                    callee=ast.unparse(call.func),
                 )
             )
         if removal is None:

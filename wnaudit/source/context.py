@@ -11,6 +11,7 @@ fixer ask the same question about the code as it will be after WN103 fixes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -45,6 +46,8 @@ class Context:
         self._resolved: dict[tuple[str, str], tuple[Key, ...]] = {}
         self._styles: dict[tuple[Key, str], frozenset[str]] = {}
         self._file_styles: dict[tuple[str, str], frozenset[str]] = {}
+        #: (unit, kind, style) -> the first application of that kind and style in the unit itself.
+        self._witness: dict[tuple[Key, str, str], Witness] = {}
 
     # -- files ----------------------------------------------------------------
     def _summary(self, file: str, name: str = "*") -> FileSummary | None:
@@ -69,6 +72,11 @@ class Context:
             migrated = application.kind == catalogue.Kind.WEIGHT_NORM.value and (summary.path, application.site.key) in self._migrated
             styles = {modern} if migrated else application.styles
             direct.setdefault(application.site.unit, {}).setdefault(application.kind, set()).update(styles)
+            for style in styles:
+                self._witness.setdefault(
+                    ((file, application.site.unit), application.kind, style),
+                    Witness(summary.path, application.site.line, application.callee or application.api),
+                )
         for unit, kinds in direct.items():
             self._direct[(file, unit)] = {kind: frozenset(styles) for kind, styles in kinds.items()}
 
@@ -220,6 +228,49 @@ class Context:
                 out |= self.unit_key_styles(key, kind)
         result = self._file_styles[(file, kind)] = frozenset(out)
         return result
+
+    def witness(self, summary: FileSummary, unit: str, kind: str, style: str) -> "Witness | None":
+        """An application of ``kind`` in ``style`` that reaches code in ``unit``, by the path ``styles_for`` takes.
+
+        Messages cite it, so a finding names the binding that decided it
+        (and never one that reaches another unit).
+        """
+        file = _file(summary)
+        self._summary(file)
+        starts: list[Key]
+        if unit != summary.module and self.unit_key_styles((file, unit), kind):
+            starts = [(file, unit)]
+        else:
+            starts = [(file, other) for other in summary.units]
+            for target in summary.imports:
+                starts.extend(self.resolve(summary, target))
+        seen: set[Key] = set()
+        queue = list(dict.fromkeys(starts))
+        position = 0
+        while position < len(queue):
+            key = queue[position]
+            position += 1
+            if key in seen:
+                continue
+            seen.add(key)
+            found = self._witness.get((key, kind, style))
+            if found is not None:
+                return found
+            if style in self.unit_key_styles(key, kind):
+                queue.extend(edge for edge in self._edges_of(key) if edge not in seen)
+        return None
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Where an application that decides a finding is written, and the callee as written there."""
+
+    path: str
+    line: int
+    callee: str
+
+    def cite(self) -> str:
+        return f"applied at {Path(self.path).name}:{self.line} via `{self.callee}`"
 
 
 def _file(summary: FileSummary) -> str:

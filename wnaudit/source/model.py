@@ -41,6 +41,8 @@ class Application:
     #: that name, and where the legacy ``weight_norm`` sits in its binding (the WN103 fix rewrites it there).
     via: str = ""
     binding: Site | None = None
+    #: The callee as written (``weight_norm``, ``nn.utils.weight_norm``, ``norm_f``): messages cite it.
+    callee: str = ""
 
 
 @dataclass(frozen=True)
