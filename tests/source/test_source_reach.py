@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
 import torch
 
 from wnaudit.source import fix_source, lint_source
@@ -160,3 +161,121 @@ def test_wn101_message_names_the_application_in_the_imported_file(tmp_path):
     (finding,) = lint_source(user.read_text(), str(user))
     assert finding.code == "WN101"
     assert "(applied at layers.py:6 via `parametrizations.weight_norm`)" in finding.message
+
+
+def _wrapper_source(remover_import: str, removal: str, child_norm: str = "weight_norm") -> str:
+    return (
+        "import torch.nn as nn\n"
+        f"from torch.nn.utils.parametrizations import {child_norm}\n"
+        f"{remover_import}\n\n\n"
+        "class SConv(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.conv = {child_norm}(nn.Conv1d(4, 4, 3, padding=1))\n\n\n"
+        "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.block = SConv()\n        self.plain = nn.Conv1d(4, 4, 3)\n\n"
+        f"    def fold(self):\n        {removal}\n"
+    )
+
+
+MODERN_REMOVER = "from torch.nn.utils.parametrize import remove_parametrizations"
+LEGACY_REMOVER = "from torch.nn.utils import remove_weight_norm"
+
+
+def _run_fold(source: str) -> None:
+    namespace: dict = {"__name__": "blocks"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(source, "blocks", "exec"), namespace)
+    namespace["Block"]().fold()
+
+
+@pytest.mark.parametrize(
+    "remover_import, removal",
+    [(MODERN_REMOVER, "remove_parametrizations(self.block, 'weight')"), (LEGACY_REMOVER, "remove_weight_norm(self.block)")],
+    ids=["modern", "legacy"],
+)
+def test_removal_from_a_wrapper_whose_child_holds_the_norm(remover_import, removal):
+    source = _wrapper_source(remover_import, removal)
+    with pytest.raises(ValueError):
+        _run_fold(source)  # what torch does: the wrapper holds no norm
+    found = lint_source(source, "blocks.py")
+    assert [(f.code, f.line) for f in found if f.code == "WN109"] == [("WN109", 19)]
+    (finding,) = [f for f in found if f.code == "WN109"]
+    assert "`self.block` is a SConv (built at line 15)" in finding.message
+    assert "child `.conv` (applied at blocks.py:9)" in finding.message and "`self.block.conv`" in finding.message
+    fixed, done = fix_source(source, "blocks.py")
+    assert "WN109" in [f.code for f in done]
+    assert "(self.block.conv" in fixed
+    assert "WN109" not in [f.code for f in lint_source(fixed, "blocks.py")]
+
+
+def test_wrapper_fix_folds_under_torch():
+    source = _wrapper_source(MODERN_REMOVER, "remove_parametrizations(self.block, 'weight')")
+    fixed, _ = fix_source(source, "blocks.py")
+    assert lint_source(fixed, "blocks.py") == []
+    _run_fold(fixed)  # no ValueError: the child is folded
+
+
+@pytest.mark.parametrize(
+    "remover_import, removal",
+    [(MODERN_REMOVER, "remove_parametrizations(self.plain, 'weight')"), (LEGACY_REMOVER, "remove_weight_norm(self.plain)")],
+    ids=["modern", "legacy"],
+)
+def test_removal_from_an_attribute_built_without_any_norm(remover_import, removal):
+    source = _wrapper_source(remover_import, removal)
+    with pytest.raises(ValueError):
+        _run_fold(source)
+    found = [f for f in lint_source(source, "blocks.py") if f.code == "WN109"]
+    assert [(f.code, f.line) for f in found] == [("WN109", 19)]
+    assert "`self.plain` is built without any norm (torch.nn.Conv1d at line 16)" in found[0].message
+    fixed, done = fix_source(source, "blocks.py")
+    assert "WN109" not in [f.code for f in done]  # no fix: delete the removal, or add the missing norm
+
+
+def test_wrapper_in_another_file_is_followed(tmp_path):
+    (tmp_path / "layers.py").write_text(
+        "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
+        "class SConv(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = weight_norm(nn.Conv1d(4, 4, 3))\n"
+    )
+    user = tmp_path / "model.py"
+    user.write_text(
+        "import torch.nn as nn\nfrom torch.nn.utils.parametrize import remove_parametrizations\nfrom layers import SConv\n\n\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.block = SConv()\n\n"
+        "    def fold(self):\n        remove_parametrizations(self.block, 'weight')\n"
+    )
+    found = [f for f in lint_source(user.read_text(), str(user)) if f.code == "WN109"]
+    assert len(found) == 1 and "(applied at layers.py:8)" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("        self.plain = nn.Conv1d(4, 4, 3)\n", "        self.plain = nn.Conv1d(4, 4, 3)\n        weight_norm(self.plain)\n"),
+        ("        self.plain = nn.Conv1d(4, 4, 3)\n", "        self.plain = nn.Conv1d(4, 4, 3)\n        self.plain = weight_norm(self.plain)\n"),
+        ("        self.plain = nn.Conv1d(4, 4, 3)\n", "        self.plain = nn.Conv1d(4, 4, 3)\n        init_norms(self.plain)\n"),
+        ("        self.plain = nn.Conv1d(4, 4, 3)\n", "        self.plain = nn.Conv1d(4, 4, 3)\n        self.apply(init_norms)\n"),
+        ("        self.plain = nn.Conv1d(4, 4, 3)\n", "        self.plain = nn.Conv1d(4, 4, 3)\n        init_norms(self)\n"),
+        ("class Block(nn.Module):", "class Block(Base):"),
+        ("    def fold(self):", "    def fold(self):\n        pass\n\n\nclass Sub(Block):\n    def fold(self):"),
+        ("        remove_parametrizations(self.plain, 'weight')", "        try:\n            remove_parametrizations(self.plain, 'weight')\n        except ValueError:\n            pass"),
+    ],
+    ids=["in-place", "re-assigned", "handed", "self.apply", "self-handed", "project-base", "subclassed", "guarded"],
+)
+def test_no_wn109_where_the_construction_does_not_tell(change):
+    source = _wrapper_source(MODERN_REMOVER, "remove_parametrizations(self.plain, 'weight')")
+    assert "WN109" in [f.code for f in lint_source(source, "blocks.py")]
+    changed = source.replace(*change)
+    assert changed != source
+    assert "WN109" not in [f.code for f in lint_source(changed, "blocks.py")]
+
+
+def test_wn109_page_example_raises_under_torch_and_its_fix_folds():
+    from wnaudit.report.rule_pages import page_sections
+
+    blocks = {name: text.split("```python\n", 1)[1].split("```", 1)[0] for name, text in page_sections("WN109").items()
+              if name in ("Example", "Use instead")}
+    with warnings.catch_warnings(), pytest.raises(ValueError):
+        warnings.simplefilter("ignore")
+        exec(compile(blocks["Example"], "WN109-example", "exec"), {"__name__": "page_example"})
+    fixed, done = fix_source(blocks["Example"], "example.py")
+    assert [f.code for f in done] == ["WN109"] and fixed == blocks["Use instead"]

@@ -80,6 +80,10 @@ class Context:
         for unit, kinds in direct.items():
             self._direct[(file, unit)] = {kind: frozenset(styles) for kind, styles in kinds.items()}
 
+    def summary_at(self, file: str) -> FileSummary | None:
+        """The summary of the file at ``file`` (a unit key's first part), read on demand."""
+        return self._summary(file)
+
     # -- names ------------------------------------------------------------------
     def resolve(self, summary: FileSummary, ref: str, depth: int = 0) -> tuple[Key, ...]:
         """The units a qualified name used in ``summary``'s file stands for (a class, a function, a module)."""
