@@ -226,7 +226,7 @@ def test_removal_from_an_attribute_built_without_any_norm(remover_import, remova
         _run_fold(source)
     found = [f for f in lint_source(source, "blocks.py") if f.code == "WN109"]
     assert [(f.code, f.line) for f in found] == [("WN109", 19)]
-    assert "`self.plain` is built without any norm (torch.nn.Conv1d at line 16)" in found[0].message
+    assert "`self.plain` holds no norm: it is built as torch.nn.Conv1d at line 16 and never normed" in found[0].message
     fixed, done = fix_source(source, "blocks.py")
     assert "WN109" not in [f.code for f in done]  # no fix: delete the removal, or add the missing norm
 

@@ -119,8 +119,8 @@ class RemovalFromModuleWithoutNorm(Rule):
                 yield Candidate(
                     self.code,
                     removal.site,
-                    f"`self.{attr}` is built without any norm ({' or '.join(built.constructor)} at line {built.line}): "
-                    f"{removal.api} finds no {what} on it, raises ValueError and folds nothing",
+                    f"`self.{attr}` holds no norm: it is built as {' or '.join(built.constructor)} at line {built.line} "
+                    f"and never normed, so {removal.api} finds no {what} on it, raises ValueError and folds nothing",
                     None,
                 )
                 continue
