@@ -312,7 +312,7 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _CallRecord:
     """A call, kept without its syntax tree: what the rules need about it."""
 

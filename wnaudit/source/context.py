@@ -48,6 +48,8 @@ class Context:
         self._file_styles: dict[tuple[str, str], frozenset[str]] = {}
         #: (unit, kind, style) -> the first application of that kind and style in the unit itself.
         self._witness: dict[tuple[Key, str, str], Witness] = {}
+        #: (unit, or (file, "*") for the file-wide search, kind, style) -> the witness found for it.
+        self._witness_found: dict[tuple[Key, str, str], Witness | None] = {}
 
     # -- files ----------------------------------------------------------------
     def _summary(self, file: str, name: str = "*") -> FileSummary | None:
@@ -241,13 +243,23 @@ class Context:
         """
         file = _file(summary)
         self._summary(file)
+        own = unit != summary.module and bool(self.unit_key_styles((file, unit), kind))
+        memo_key = ((file, unit) if own else (file, "*"), kind, style)
+        if memo_key in self._witness_found:
+            return self._witness_found[memo_key]  # one search per unit (or file): linear in the findings
         starts: list[Key]
-        if unit != summary.module and self.unit_key_styles((file, unit), kind):
+        if own:
             starts = [(file, unit)]
         else:
             starts = [(file, other) for other in summary.units]
             for target in summary.imports:
                 starts.extend(self.resolve(summary, target))
+        found = self._search_witness(starts, kind, style)
+        self._witness_found[memo_key] = found
+        return found
+
+    def _search_witness(self, starts: list[Key], kind: str, style: str) -> "Witness | None":
+        """Breadth first from ``starts``, through units that carry the style: the nearest application."""
         seen: set[Key] = set()
         queue = list(dict.fromkeys(starts))
         position = 0
