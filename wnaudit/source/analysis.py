@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..core import catalogue
-from .model import Application, FileSummary, Misplaced, Removal, Site, Unit
+from .model import Application, Built, FileSummary, Misplaced, Removal, Site, Unit
 from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 _NOQA = re.compile(r"#\s*noqa(?P<sep>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -66,6 +66,19 @@ class _Collector(ast.NodeVisitor):
         self.bases: list[tuple[str, ast.expr, Scope]] = []
         self.units: list[str] = []
         self.import_targets: list[str] = []
+        #: id of a name inside a bound choice (``a if flag else b``) -> where it is written.
+        self.choice_sites: dict[int, Site] = {}
+        #: The top-level class whose method is being walked, and that method's ``self`` (None: not in one).
+        self.class_qual: str | None = None
+        self.self_name: str | None = None
+        #: Top-level class -> its bases (None for one the resolver cannot read).
+        self.class_bases: dict[str, list[ast.expr | None]] = {}
+        #: Top-level class -> attribute -> every assignment to ``self.<attribute>``: (line, callee or None, scope).
+        self.class_builds: dict[str, dict[str, list[tuple[int, ast.expr | None, Scope]]]] = {}
+        #: Classes whose ``self`` reaches code that may change its attributes (``self.apply``, ``f(self)``).
+        self.opaque_classes: set[str] = set()
+        #: (class, attribute) -> (line, call position or None) of each hand-over of ``self.<attribute>``.
+        self.handed: dict[tuple[str, str], list[tuple[int, tuple[int, int, int, int] | None]]] = {}
 
     # -- bindings -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -77,6 +90,11 @@ class _Collector(ast.NodeVisitor):
     def _bind_target(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             kept = _slim(value) if value is not None else None
+            if isinstance(value, ast.IfExp) and isinstance(kept, ast.BoolOp):
+                written = [part for part in (value.body, value.orelse) if _slim(part) is not None]
+                for leaf, part in zip(kept.values, written):
+                    if isinstance(part, (ast.Name, ast.Attribute)):
+                        self.choice_sites[id(leaf)] = self.positions.site(part, self.unit)
             self.scope.bind(target.id, ("expr", kept, self.scope) if kept is not None else ("opaque",))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
@@ -84,10 +102,48 @@ class _Collector(ast.NodeVisitor):
         elif isinstance(target, ast.Starred):
             self._bind_target(target.value, None)
 
+    def _self_attr(self, node: ast.expr | None, root: bool = False) -> str | None:
+        """``self.x`` (or, with ``root``, anything under it: ``self.x[0].y``) in a method: ``x``."""
+        if self.self_name is None or node is None:
+            return None
+        while root and isinstance(node, (ast.Attribute, ast.Subscript)) and not (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        ):
+            node = node.value
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
+            return node.attr
+        return None
+
+    def _note_self_assignment(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
+        if self.class_qual is None:
+            return
+        attr = self._self_attr(target)
+        if attr is None:
+            for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else ():
+                self._note_self_assignment(element, None, line)
+            return
+        callee = _slim(value.func) if isinstance(value, ast.Call) else None
+        self.class_builds.setdefault(self.class_qual, {}).setdefault(attr, []).append((line, callee, self.scope))
+
+    def _note_hand_over(self, value: ast.expr, line: int, call: tuple[int, int, int, int] | None) -> None:
+        if self.class_qual is None:
+            return
+        if isinstance(value, ast.Starred):
+            value = value.value
+        if isinstance(value, ast.Name) and value.id == self.self_name:
+            self.opaque_classes.add(self.class_qual)
+            return
+        attr = self._self_attr(value, root=True)
+        if attr is not None:
+            self.handed.setdefault((self.class_qual, attr), []).append((line, call))
+
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
+        if self.class_qual is not None:
+            self._note_hand_over(node.value, node.lineno + self.positions.offset, None)
         for target in node.targets:
             self._bind_target(target, node.value)
+            self._note_self_assignment(target, node.value, node.lineno + self.positions.offset)
             if not isinstance(target, ast.Name):
                 self.visit(target)
 
@@ -95,10 +151,12 @@ class _Collector(ast.NodeVisitor):
         if node.value is not None:
             self.visit(node.value)
             self._bind_target(node.target, node.value)
+            self._note_self_assignment(node.target, node.value, node.lineno + self.positions.offset)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
         self._bind_target(node.target, None)
+        self._note_self_assignment(node.target, None, node.lineno + self.positions.offset)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
@@ -145,8 +203,18 @@ class _Collector(ast.NodeVisitor):
         for decorator in node.decorator_list:
             self.visit(decorator)
         self.visit(node.args)
-        saved = self._enter(node, "function", node.name)
+        saved_self = (self.class_qual, self.self_name)
         arguments = node.args
+        positional = (*arguments.posonlyargs, *arguments.args)
+        if self.scope.kind == "class" and self.scope.parent is self.module_scope:
+            static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
+            self.class_qual = self.scope.qualname
+            self.self_name = positional[0].arg if positional and not static else None
+        elif self.self_name is not None and any(
+            a.arg == self.self_name for a in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a
+        ):
+            self.self_name = None  # ``self`` shadowed in a nested function
+        saved = self._enter(node, "function", node.name)
         for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
             self.scope.bind(arg.arg, ("opaque",))
         for star_arg in (arguments.vararg, arguments.kwarg):
@@ -155,6 +223,7 @@ class _Collector(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)
+        self.class_qual, self.self_name = saved_self
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -174,7 +243,16 @@ class _Collector(ast.NodeVisitor):
             self.visit(base)
         for keyword in node.keywords:
             self.visit(keyword)
+        top_level = self.scope is self.module_scope
         saved = self._enter(node, "class", node.name)
+        saved_self = (self.class_qual, self.self_name)
+        if top_level:
+            self.class_bases[self.scope.qualname] = [_slim(base) for base in node.bases] + (
+                [None] if node.keywords else []
+            )
+        elif self.class_qual is not None:
+            self.opaque_classes.add(self.class_qual)  # a class defined in a method: too clever to follow
+        self.class_qual, self.self_name = None, None
         for base in node.bases:
             kept = _slim(base)
             if kept is not None:
@@ -182,6 +260,7 @@ class _Collector(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)
+        self.class_qual, self.self_name = saved_self
 
     # -- context ------------------------------------------------------------
     def visit_Try(self, node: ast.Try) -> None:
@@ -208,18 +287,32 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = _slim(node.func)
+        first = _first_argument(node)
+        site = self.positions.site(node, self.unit)
+        target = ""
+        if self.class_qual is not None:
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _WALKS_SUBMODULES:
+                owner = node.func.value
+                if isinstance(owner, ast.Name) and owner.id == self.self_name:
+                    self.opaque_classes.add(self.class_qual)
+                else:
+                    self._note_hand_over(owner, site.line, site.key)
+            for value in (*node.args, *(k.value for k in node.keywords)):
+                self._note_hand_over(value, site.line, site.key)
+            if self.class_qual == self.unit:
+                target = self._self_attr(first) or ""
         if func is not None:
             self.calls.append(
                 _CallRecord(
                     func, self.scope, self.unit, self.function, self.tries[-1] if self.tries else None, self.ifs,
-                    self.positions.site(node, self.unit), _has_star(node), _tensor_name_missing(node),
-                    _leaves_unparametrized(node),
+                    site, _has_star(node), _tensor_name_missing(node),
+                    _leaves_unparametrized(node), target, isinstance(first, ast.Call),
                 )
             )
         self.generic_visit(node)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _CallRecord:
     """A call, kept without its syntax tree: what the rules need about it."""
 
@@ -233,6 +326,10 @@ class _CallRecord:
     star_args: bool
     missing_tensor_name: bool
     leave_parametrized_false: bool
+    #: The first argument is ``self.<attr>`` in a method of the top-level class ``unit``: attr ("" otherwise).
+    self_attr: str
+    #: The first argument is itself a call (``weight_norm(nn.Conv1d(...))``): a module built right there.
+    first_is_call: bool
 
 
 def _slim(node: ast.expr | None, depth: int = 0) -> ast.expr | None:
@@ -314,6 +411,23 @@ def _caught_names(handler: ast.ExceptHandler) -> set[str]:
         elif isinstance(node, ast.Attribute):
             names.add(node.attr)
     return names
+
+
+#: Module methods that reach every submodule, or replace one: a class calling them on ``self`` is not followed.
+_WALKS_SUBMODULES = frozenset({
+    "apply", "modules", "children", "named_modules", "named_children", "add_module", "register_module",
+    "__setattr__",
+})
+
+
+def _first_argument(call: ast.Call) -> ast.expr | None:
+    """The module a norm applier or remover is given: the first positional argument or ``module=``."""
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    for keyword in call.keywords:
+        if keyword.arg == "module":
+            return keyword.value
+    return None
 
 
 def _has_star(call: ast.Call) -> bool:
@@ -479,15 +593,22 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
                 applied.setdefault(spelling.kind.value, set()).add(spelling.style.value)
             elif role == "remove" and (removal is None or spelling.style is catalogue.Style.MODERN):
                 removal = (spelling, name)
+        chosen = _chosen_legacy_weight_norm(call, resolver, collector.choice_sites) if _WEIGHT_NORM in applied else None
+        if applied and not call.first_is_call:
+            summary.applies_in_place = True
         for kind, styles in applied.items():
             direct.setdefault(unit, {}).setdefault(kind, set()).update(styles)
+            picked = chosen if kind == _WEIGHT_NORM else None
             summary.applications.append(
                 Application(
                     site=call.site,
                     kind=kind,
                     styles=frozenset(styles),
-                    legacy_only=kind == _WEIGHT_NORM and all_legacy_wn,
-                    api=min(n for n in names if catalogue.spelling_for_api(n)),
+                    legacy_only=kind == _WEIGHT_NORM and (all_legacy_wn or picked is not None),
+                    api=min(n for n in names if _applies_kind(n, kind)),
+                    via=picked[0] if picked is not None else "",
+                    binding=picked[1] if picked is not None else None,
+                    callee=ast.unparse(call.func),
                 )
             )
         if removal is None:
@@ -508,6 +629,7 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
                     missing_tensor_name=call.missing_tensor_name,
                     leave_parametrized_false=call.leave_parametrized_false,
                     star_args=call.star_args,
+                    self_attr=call.self_attr,
                 )
             )
         else:
@@ -519,6 +641,7 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
                     api=api,
                     guard=_guard(call.caught, call.ifs, call.function in modern_remover_in, modern=False),
                     star_args=call.star_args,
+                    self_attr=call.self_attr,
                 )
             )
 
@@ -531,11 +654,84 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
             refs=tuple(sorted(refs[unit])),
         )
     summary.imports = tuple(sorted({t for t in collector.import_targets if not _is_api_name(t)}))
+    summary.plain_classes = _plain_classes(collector, resolver, aliases)
+    removal_calls = {r.site.key for r in summary.removals}
+    summary.handed = {
+        key: tuple(line for line, call in uses if call not in removal_calls)
+        for key, uses in collector.handed.items()
+        if key[0] in summary.plain_classes
+    }
     summary.exports = _exports(collector, resolver)
     summary.star_modules = tuple(collector.star_modules)
     summary.applications.sort(key=lambda a: a.site.key)
     summary.removals.sort(key=lambda r: r.site.key)
     return summary
+
+
+_MODULE_BASE = frozenset({"torch.nn.Module"})
+
+
+def _plain_classes(collector: _Collector, resolver: Resolver, aliases: Aliases) -> dict[str, dict[str, Built]]:
+    """Top-level classes whose attributes can be read off their code, with how each attribute is built."""
+    subclassed: set[str] = set()
+    for _, base, scope in collector.bases:
+        subclassed |= resolver.expr(base, scope)
+    out: dict[str, dict[str, Built]] = {}
+    for qual, bases in collector.class_bases.items():
+        if qual in collector.opaque_classes or qual in subclassed or not bases:
+            continue
+        if any(base is None or resolver.expr(base, collector.module_scope) != _MODULE_BASE for base in bases):
+            continue
+        built: dict[str, Built] = {}
+        for attr, assignments in collector.class_builds.get(qual, {}).items():
+            line, callee, scope = assignments[0]
+            names: frozenset[str] = frozenset()
+            if len(assignments) == 1 and callee is not None:
+                names = resolver.expr(callee, scope)
+                expanded = [aliases[n] for n in names if n in aliases]
+                if expanded:
+                    names = names.difference(aliases).union(*expanded)
+            built[attr] = Built(line, tuple(sorted(names)))
+        out[qual] = built
+    return out
+
+
+def _applies_kind(name: str, kind: str) -> bool:
+    found = catalogue.spelling_for_api(name)
+    return found is not None and found[1] == "apply" and found[0].kind.value == kind
+
+
+def _chosen_legacy_weight_norm(call: _CallRecord, resolver: Resolver, choice_sites: dict[int, Site]) -> tuple[str, Site] | None:
+    """``norm_f(conv)`` where ``norm_f = weight_norm if flag else spectral_norm`` (legacy weight norm): the name and where ``weight_norm`` is written.
+
+    The one binding of the called name is a conditional choice, exactly one
+    alternative the legacy weight norm, none the modern one and none known to
+    be anything but a norm applier (a parameter is unknown): whenever the flag
+    selects weight norm, the call applies the deprecated hook.  The fix then
+    rewrites that alternative, never the call (which would drop the others).
+    """
+    func = call.func
+    if not isinstance(func, ast.Name):
+        return None
+    bound = Resolver.bindings_of(func.id, call.scope)
+    if bound is None or len(bound[1]) != 1 or bound[1][0][0] != "expr":
+        return None
+    _, value, where = bound[1][0]
+    if not isinstance(value, ast.BoolOp):
+        return None
+    legacy: list[Site] = []
+    for leaf in value.values:
+        names = resolver.expr(leaf, where)
+        spellings = [catalogue.spelling_for_api(n) for n in names]
+        if any(found is None or found[1] != "apply" for found in spellings):
+            return None  # an alternative known to be something other than a norm applier
+        kinds = {found[0].kind for found in spellings if found is not None}
+        styles = {found[0].style for found in spellings if found is not None}
+        if catalogue.Kind.WEIGHT_NORM in kinds:
+            if styles != {catalogue.Style.LEGACY} or kinds != {catalogue.Kind.WEIGHT_NORM} or id(leaf) not in choice_sites:
+                return None
+            legacy.append(choice_sites[id(leaf)])
+    return (func.id, legacy[0]) if len(legacy) == 1 else None
 
 
 def _exports(collector: _Collector, resolver: Resolver) -> dict[str, tuple[str, ...]]:

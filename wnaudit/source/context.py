@@ -11,6 +11,7 @@ fixer ask the same question about the code as it will be after WN103 fixes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -45,6 +46,10 @@ class Context:
         self._resolved: dict[tuple[str, str], tuple[Key, ...]] = {}
         self._styles: dict[tuple[Key, str], frozenset[str]] = {}
         self._file_styles: dict[tuple[str, str], frozenset[str]] = {}
+        #: (unit, kind, style) -> the first application of that kind and style in the unit itself.
+        self._witness: dict[tuple[Key, str, str], Witness] = {}
+        #: (unit, or (file, "*") for the file-wide search, kind, style) -> the witness found for it.
+        self._witness_found: dict[tuple[Key, str, str], Witness | None] = {}
 
     # -- files ----------------------------------------------------------------
     def _summary(self, file: str, name: str = "*") -> FileSummary | None:
@@ -65,11 +70,21 @@ class Context:
         modern = catalogue.Style.MODERN.value
         direct: dict[str, dict[str, set[str]]] = {}
         for application in summary.applications:
-            migrated = (summary.path, application.site.key) in self._migrated
+            # WN103 migrates only the weight norm a call applies (a flag-selected spectral norm stays as it is).
+            migrated = application.kind == catalogue.Kind.WEIGHT_NORM.value and (summary.path, application.site.key) in self._migrated
             styles = {modern} if migrated else application.styles
             direct.setdefault(application.site.unit, {}).setdefault(application.kind, set()).update(styles)
+            for style in styles:
+                self._witness.setdefault(
+                    ((file, application.site.unit), application.kind, style),
+                    Witness(summary.path, application.site.line, application.callee or application.api),
+                )
         for unit, kinds in direct.items():
             self._direct[(file, unit)] = {kind: frozenset(styles) for kind, styles in kinds.items()}
+
+    def summary_at(self, file: str) -> FileSummary | None:
+        """The summary of the file at ``file`` (a unit key's first part), read on demand."""
+        return self._summary(file)
 
     # -- names ------------------------------------------------------------------
     def resolve(self, summary: FileSummary, ref: str, depth: int = 0) -> tuple[Key, ...]:
@@ -219,6 +234,59 @@ class Context:
                 out |= self.unit_key_styles(key, kind)
         result = self._file_styles[(file, kind)] = frozenset(out)
         return result
+
+    def witness(self, summary: FileSummary, unit: str, kind: str, style: str) -> "Witness | None":
+        """An application of ``kind`` in ``style`` that reaches code in ``unit``, by the path ``styles_for`` takes.
+
+        Messages cite it, so a finding names the binding that decided it
+        (and never one that reaches another unit).
+        """
+        file = _file(summary)
+        self._summary(file)
+        own = unit != summary.module and bool(self.unit_key_styles((file, unit), kind))
+        memo_key = ((file, unit) if own else (file, "*"), kind, style)
+        if memo_key in self._witness_found:
+            return self._witness_found[memo_key]  # one search per unit (or file): linear in the findings
+        starts: list[Key]
+        if own:
+            starts = [(file, unit)]
+        else:
+            starts = [(file, other) for other in summary.units]
+            for target in summary.imports:
+                starts.extend(self.resolve(summary, target))
+        found = self._search_witness(starts, kind, style)
+        self._witness_found[memo_key] = found
+        return found
+
+    def _search_witness(self, starts: list[Key], kind: str, style: str) -> "Witness | None":
+        """Breadth first from ``starts``, through units that carry the style: the nearest application."""
+        seen: set[Key] = set()
+        queue = list(dict.fromkeys(starts))
+        position = 0
+        while position < len(queue):
+            key = queue[position]
+            position += 1
+            if key in seen:
+                continue
+            seen.add(key)
+            found = self._witness.get((key, kind, style))
+            if found is not None:
+                return found
+            if style in self.unit_key_styles(key, kind):
+                queue.extend(edge for edge in self._edges_of(key) if edge not in seen)
+        return None
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Where an application that decides a finding is written, and the callee as written there."""
+
+    path: str
+    line: int
+    callee: str
+
+    def cite(self) -> str:
+        return f"applied at {Path(self.path).name}:{self.line} via `{self.callee}`"
 
 
 def _file(summary: FileSummary) -> str:

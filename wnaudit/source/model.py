@@ -37,6 +37,12 @@ class Application:
     #: True when the applier resolves to nothing but the legacy API (WN103).
     legacy_only: bool
     api: str
+    #: The call goes through a name bound to a choice (``norm_f = weight_norm if flag else spectral_norm``):
+    #: that name, and where the legacy ``weight_norm`` sits in its binding (the WN103 fix rewrites it there).
+    via: str = ""
+    binding: Site | None = None
+    #: The callee as written (``weight_norm``, ``nn.utils.weight_norm``, ``norm_f``): messages cite it.
+    callee: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,17 @@ class Removal:
     leave_parametrized_false: bool = False
     #: The call passes ``*args`` or ``**kwargs`` (its arguments cannot be rewritten one by one).
     star_args: bool = False
+    #: The target is ``self.<attr>`` in a method of the top-level class ``site.unit``: that attribute ("" otherwise).
+    self_attr: str = ""
+
+
+@dataclass(frozen=True)
+class Built:
+    """What a class assigns to one ``self`` attribute: the constructor it calls, if that is all it ever assigns."""
+
+    line: int
+    #: Qualified names the constructor may be (empty: not a single call, or assigned more than once).
+    constructor: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -99,3 +116,12 @@ class FileSummary:
     star_modules: tuple[str, ...] = ()
     #: The file's resolved absolute path: its identity as a module (``path`` is how the user named it).
     file: str = ""
+    #: Top-level classes whose attributes can be read off their own code: bases only ``torch.nn.Module``,
+    #: ``self`` never handed to other code, no ``self.apply``/``modules()`` walks, not subclassed in the file.
+    #: Class -> attribute -> how it is built.
+    plain_classes: dict[str, dict[str, Built]] = field(default_factory=dict)
+    #: (class, attribute) -> lines of calls other than removals that receive ``self.<attribute>``.
+    handed: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
+    #: Some call in the file applies a norm to a module that already exists (``weight_norm(self.conv)``,
+    #: ``weight_norm(m)``): attributes may then hold a norm their construction does not show.
+    applies_in_place: bool = False

@@ -90,16 +90,24 @@ class Resolver:
             return self.expr(node.args[0], scope, depth + 1)
         return EMPTY
 
-    def name(self, name: str, scope: Scope, depth: int = 0) -> frozenset[str]:
+    @staticmethod
+    def bindings_of(name: str, scope: Scope) -> tuple[Scope, list[tuple]] | None:
+        """The scope that binds ``name`` as seen from ``scope``, and its bindings there (None: unbound)."""
         current: Scope | None = scope
         first = True
         while current is not None:
             if current.kind != "class" or first:
                 bindings = current.bindings.get(name)
                 if bindings is not None:
-                    return self._bindings(name, current, bindings, depth)
+                    return current, bindings
             first = False
             current = current.parent
+        return None
+
+    def name(self, name: str, scope: Scope, depth: int = 0) -> frozenset[str]:
+        bound = self.bindings_of(name, scope)
+        if bound is not None:
+            return self._bindings(name, bound[0], bound[1], depth)
         found = frozenset(f"{module}.{name}" for module in self.star_modules)
         return found | {name} if name in API_ROOTS else found
 

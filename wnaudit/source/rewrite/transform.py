@@ -39,6 +39,27 @@ class _CallFixer(cst.CSTTransformer):
         self.done: list[Candidate] = []
         self.helper_kinds: set[str] = set()
         self.needs_torch = False
+        #: Names written in a binding that a wanted fix rewrites -> the dotted name they become.
+        self.bindings: dict[Span, str] = {
+            candidate.fix.binding[0]: candidate.fix.binding[1]
+            for todo in wanted.values() for candidate in todo
+            if candidate.fix is not None and candidate.fix.binding is not None
+        }
+
+    def _rebound(self, original_node: cst.CSTNode, updated_node: cst.BaseExpression) -> cst.BaseExpression:
+        if not self.bindings:
+            return updated_node
+        where = self.positions.get(original_node)
+        if where is None:
+            return updated_node
+        new = self.bindings.get((where.start.line, where.start.column, where.end.line, where.end.column))
+        return cst.parse_expression(new) if new is not None else updated_node
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._rebound(original_node, updated_node)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self._rebound(original_node, updated_node)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         where = self.positions.get(original_node)

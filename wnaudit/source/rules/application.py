@@ -25,6 +25,11 @@ def call_modern_weight_norm(call: cst.Call, kind: str) -> cst.Call:
     return calls.call_to(call, MODERN_WEIGHT_NORM)
 
 
+def keep_call(call: cst.Call, kind: str) -> cst.Call:
+    """The call stays as written: the fix rewrites the binding of its callee (``Fix.binding``) instead."""
+    return call
+
+
 class DeprecatedLegacyWeightNorm(Rule):
     code = "WN103"
     title = "deprecated legacy torch.nn.utils.weight_norm applied"
@@ -37,6 +42,13 @@ class DeprecatedLegacyWeightNorm(Rule):
             "if hasattr(nn.utils.parametrizations, 'weight_norm'):\n"
             "    weight_norm = nn.utils.parametrizations.weight_norm\nconv = weight_norm(nn.Conv1d(2, 2, 3))\n"
         ),
+        Valid(
+            "import torch.nn as nn\nfrom torch.nn.utils import spectral_norm\n"
+            "from torch.nn.utils.parametrizations import weight_norm\n\n"
+            "def layer(use_spectral_norm=False):\n"
+            "    norm_f = weight_norm if use_spectral_norm == False else spectral_norm\n"
+            "    return norm_f(nn.Conv1d(2, 2, 3))\n"
+        ),
     )
     INVALID = (
         Invalid(
@@ -46,11 +58,27 @@ class DeprecatedLegacyWeightNorm(Rule):
                 "conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
             ),
         ),
+        Invalid(
+            "import torch.nn as nn\nfrom torch.nn.utils import spectral_norm, weight_norm\n\n"
+            "def layer(use_spectral_norm=False):\n"
+            "    norm_f = weight_norm if use_spectral_norm == False else spectral_norm\n"
+            "    return norm_f(nn.Conv1d(2, 2, 3))\n",
+            expected_replacement=(
+                "import torch\n"
+                "import torch.nn as nn\nfrom torch.nn.utils import spectral_norm\n\n"
+                "def layer(use_spectral_norm=False):\n"
+                "    norm_f = torch.nn.utils.parametrizations.weight_norm if use_spectral_norm == False else spectral_norm\n"
+                "    return norm_f(nn.Conv1d(2, 2, 3))\n"
+            ),
+        ),
     )
 
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
         for application in summary.applications:
-            if application.legacy_only:
+            if not application.legacy_only:
+                continue
+            binding = application.binding
+            if binding is None:
                 yield Candidate(
                     self.code,
                     application.site,
@@ -58,3 +86,15 @@ class DeprecatedLegacyWeightNorm(Rule):
                     "(the fix also migrates this file's removals of it)",
                     Fix(call_modern_weight_norm, WEIGHT_NORM, torch=True),
                 )
+                continue
+            yield Candidate(
+                self.code,
+                application.site,
+                f"`{application.via}` applies the deprecated {application.api} when its flag selects weight norm "
+                f"(bound at line {binding.line}): bind {MODERN_WEIGHT_NORM} there "
+                "(the fix also migrates this file's removals of it)",
+                Fix(
+                    keep_call, WEIGHT_NORM, torch=True,
+                    binding=((binding.line, binding.column - 1, binding.end_line, binding.end_column - 1), MODERN_WEIGHT_NORM),
+                ),
+            )

@@ -47,6 +47,9 @@ class Fix:
     helper: bool = False
     #: The new call spells ``torch.nn.utils...``: the fixer adds ``import torch`` when the file lacks it.
     torch: bool = False
+    #: Where the fix also rewrites a name bound elsewhere (the callee's binding), and the dotted name it
+    #: becomes; the span is 1-based lines and 0-based character columns, as libcst reports positions.
+    binding: tuple[tuple[int, int, int, int], str] | None = None
 
 
 @dataclass(frozen=True)

@@ -107,10 +107,12 @@ class RemoveParametrizationsUnparametrized(Rule):
             if removal.style != MODERN or not removal.leave_parametrized_false:
                 continue
             if MODERN in context.styles_for(summary, removal.site.unit, WEIGHT_NORM):
+                witness = context.witness(summary, removal.site.unit, WEIGHT_NORM, MODERN)
+                cited = f" ({witness.cite()})" if witness is not None else ""
                 yield Candidate(
                     self.code,
                     removal.site,
-                    "leave_parametrized=False cannot restore a weight-normed tensor (its two originals, g and v, "
+                    f"leave_parametrized=False cannot restore a weight-normed tensor{cited} (its two originals, g and v, "
                     "are not one tensor): the call always raises; use leave_parametrized=True to fold",
                     Fix(leave_parametrized_true, WEIGHT_NORM),
                 )
@@ -195,13 +197,18 @@ class ModernRemoveOnLegacyNorm(Rule):
             unit = removal.site.unit
             if context.styles_for(summary, unit, OTHER):
                 continue  # it may be removing some other parametrization
+            reaching = {kind: context.styles_for(summary, unit, kind) for kind in (WEIGHT_NORM, SPECTRAL_NORM)}
+            if any(MODERN in styles for styles in reaching.values()):
+                continue  # it may be removing that parametrization (a modern weight or spectral norm)
             for kind in (WEIGHT_NORM, SPECTRAL_NORM):
-                if context.styles_for(summary, unit, kind) == frozenset({LEGACY}):
+                if reaching[kind] == frozenset({LEGACY}):
                     fixable = not removal.star_args and not removal.leave_parametrized_false
+                    witness = context.witness(summary, unit, kind, LEGACY)
+                    cited = f" ({witness.cite()})" if witness is not None else ""
                     yield Candidate(
                         self.code,
                         removal.site,
-                        f"{removal.api} on a module whose {kind} is the legacy forward-pre-hook: it raises "
+                        f"{removal.api} on a module whose {kind} is the legacy forward-pre-hook{cited}: it raises "
                         "ValueError (no parametrization) and folds nothing",
                         Fix(call_helper_from_modern, kind, helper=True, torch=True) if fixable else None,
                     )

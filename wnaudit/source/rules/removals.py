@@ -77,10 +77,12 @@ class _LegacyRemovalRule(Rule):
             if MODERN not in styles:
                 continue
             may = "comes" if styles == frozenset({MODERN}) else "may come at run time"
+            witness = context.witness(summary, removal.site.unit, self.kind, MODERN)
+            cited = f" ({witness.cite()})" if witness is not None else ""
             yield Candidate(
                 self.code,
                 removal.site,
-                f"legacy {removal.api} on a module whose {self.kind} {may} from {self.applier}: "
+                f"legacy {removal.api} on a module whose {self.kind} {may} from {self.applier}{cited}: "
                 f"it raises ValueError and folds nothing; remove it with {MODERN_REMOVER}",
                 _removal_fix(styles, self.kind, removal.star_args),
             )
@@ -241,10 +243,12 @@ class SwallowedLegacyRemoval(Rule):
                 continue
             styles = context.styles_for(summary, removal.site.unit, removal.kind)
             if MODERN in styles:
+                witness = context.witness(summary, removal.site.unit, removal.kind, MODERN)
+                cited = f" ({witness.cite()})" if witness is not None else ""
                 yield Candidate(
                     self.code,
                     removal.site,
                     f"{removal.api} inside an except ValueError that swallows the error: on a module whose "
-                    f"{removal.kind} is a parametrization it silently folds nothing; fall back to {MODERN_REMOVER}",
+                    f"{removal.kind} is a parametrization{cited} it silently folds nothing; fall back to {MODERN_REMOVER}",
                     Fix(call_helper, removal.kind, helper=True, torch=True),
                 )
