@@ -75,10 +75,7 @@ def atomic_writer(path: Path, *, mode: int | None = None, verify: Verifier | Non
     """
     target = resolve_target(Path(path))
     directory = target.parent
-    try:
-        existing: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        existing = None
+    existing = _existing(target)
     if mode is None:
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
     remove_stale_temporaries(target)
@@ -88,16 +85,8 @@ def atomic_writer(path: Path, *, mode: int | None = None, verify: Verifier | Non
         with os.fdopen(fd, "wb") as handle:
             _fault("created")
             yield handle  # type: ignore[misc]
-            _fault("written")
-            handle.flush()
-            _fault("before_fsync")
-            os.fsync(handle.fileno())
-            _fault("after_fsync")
-            if verify is not None:
-                verify(temp if temp is not None else Path(f"/proc/self/fd/{handle.fileno()}"))
-            if existing is not None:
-                _keep_owner(handle.fileno(), existing)
-            os.fchmod(handle.fileno(), mode)  # after chown, which may clear set-id bits
+            written = temp if temp is not None else Path(f"/proc/self/fd/{handle.fileno()}")
+            _seal(handle, written, verify=verify, existing=existing, mode=mode)
             if temp is None:
                 temp = _link_nameless(handle.fileno(), target)
             _fault("before_rename")
@@ -123,10 +112,7 @@ def staged_writer(target: Path, staged: Path, *, verify: Verifier | None = None)
     any failure it is removed.
     """
     target = resolve_target(Path(target))
-    try:
-        existing: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        existing = None
+    existing = _existing(target)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
     try:
         fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
@@ -136,20 +122,37 @@ def staged_writer(target: Path, staged: Path, *, verify: Verifier | None = None)
         with os.fdopen(fd, "wb") as handle:
             _fault("created")
             yield handle  # type: ignore[misc]
-            _fault("written")
-            handle.flush()
-            _fault("before_fsync")
-            os.fsync(handle.fileno())
-            _fault("after_fsync")
-            if verify is not None:
-                verify(staged)
-            if existing is not None:
-                _keep_owner(handle.fileno(), existing)
-            os.fchmod(handle.fileno(), mode)
+            _seal(handle, staged, verify=verify, existing=existing, mode=mode)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             staged.unlink()
         raise
+
+
+def _existing(target: Path) -> os.stat_result | None:
+    """The file a write will replace, if there is one (its mode and owner are kept)."""
+    try:
+        return target.stat()
+    except FileNotFoundError:
+        return None
+
+
+def _seal(handle: BinaryIO, written: Path, *, verify: Verifier | None, existing: os.stat_result | None, mode: int) -> None:
+    """What every write does once its content is in: flush, fsync, verify, then owner and mode.
+
+    ``written`` is a path that reads the new file back (its name, or its
+    descriptor under /proc for a nameless one).
+    """
+    _fault("written")
+    handle.flush()
+    _fault("before_fsync")
+    os.fsync(handle.fileno())
+    _fault("after_fsync")
+    if verify is not None:
+        verify(written)
+    if existing is not None:
+        _keep_owner(handle.fileno(), existing)
+    os.fchmod(handle.fileno(), mode)  # after chown, which may clear set-id bits
 
 
 def fsync_directory(directory: Path) -> None:
