@@ -28,6 +28,18 @@ MODERN = catalogue.Style.MODERN.value
 LEGACY = catalogue.Style.LEGACY.value
 
 MODERN_REMOVER = catalogue.WEIGHT_NORM_MODERN.remove_apis[0]
+
+#: The both-spellings remover a weight-norm fix adds, as the rule examples expect it
+#: written.  Stated here on its own, not derived from ``rewrite/support.py``, so
+#: the examples still catch a change to what the fix writes.
+WEIGHT_NORM_HELPER_TEXT = (
+    'def _remove_weight_norm_any_spelling(module, name="weight"):\n'
+    '    """Fold a weight norm applied by either torch spelling (added by wnaudit --fix)."""\n'
+    "    try:\n"
+    "        return torch.nn.utils.remove_weight_norm(module, name)\n"
+    "    except (ValueError, AttributeError):\n"
+    "        return torch.nn.utils.parametrize.remove_parametrizations(module, name)\n"
+)
 MODERN_WEIGHT_NORM = catalogue.WEIGHT_NORM_MODERN.apply_apis[0]
 MODERN_SPECTRAL_NORM = catalogue.SPECTRAL_NORM_MODERN.apply_apis[0]
 

@@ -14,6 +14,7 @@ from ...common.findings import Applicability, Severity
 from ..context import Context
 from ..model import FileSummary
 from .base import (
+    WEIGHT_NORM_HELPER_TEXT,
     LEGACY,
     MODERN,
     MODERN_REMOVER,
@@ -139,13 +140,8 @@ class LegacyRemoveWeightNorm(_LegacyRemovalRule):
                 "    from torch.nn.utils import weight_norm\n"
                 "\n"
                 "\n"
-                'def _remove_weight_norm_any_spelling(module, name="weight"):\n'
-                '    """Fold a weight norm applied by either torch spelling (added by wnaudit --fix)."""\n'
-                "    try:\n"
-                "        return torch.nn.utils.remove_weight_norm(module, name)\n"
-                "    except (ValueError, AttributeError):\n"
-                "        return torch.nn.utils.parametrize.remove_parametrizations(module, name)\n"
-                "\n"
+                + WEIGHT_NORM_HELPER_TEXT
+                + "\n"
                 "\n"
                 "class Net(nn.Module):\n"
                 "    def __init__(self):\n"
@@ -216,13 +212,8 @@ class SwallowedLegacyRemoval(Rule):
                 "from torch.nn.utils.parametrizations import weight_norm\n"
                 "\n"
                 "\n"
-                'def _remove_weight_norm_any_spelling(module, name="weight"):\n'
-                '    """Fold a weight norm applied by either torch spelling (added by wnaudit --fix)."""\n'
-                "    try:\n"
-                "        return torch.nn.utils.remove_weight_norm(module, name)\n"
-                "    except (ValueError, AttributeError):\n"
-                "        return torch.nn.utils.parametrize.remove_parametrizations(module, name)\n"
-                "\n"
+                + WEIGHT_NORM_HELPER_TEXT
+                + "\n"
                 "\n"
                 "def build():\n"
                 "    return weight_norm(torch.nn.Conv1d(2, 2, 3))\n"
