@@ -42,30 +42,6 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-@pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This checkout's working tree, committed as it is now, for try-repo.
-
-    try-repo on a dirty checkout carries only changes to *tracked* files, so a
-    new file not yet added (a new module, the hooks file itself) would be
-    missing; committing a snapshot of the working tree (tracked and untracked,
-    minus ignored files) tests exactly the code under test.  In CI the checkout
-    is clean and the snapshot equals HEAD.
-    """
-    snapshot = tmp_path_factory.mktemp("wnaudit-hook-repo")
-    listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO_ROOT)
-    for name in filter(None, listed.split("\0")):
-        source = REPO_ROOT / name
-        if source.is_file():
-            target = snapshot / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    _git("init", "-q", cwd=snapshot)
-    _git("add", "-A", cwd=snapshot)
-    _git("commit", "-q", "-m", "snapshot of the working tree under test", cwd=snapshot)
-    return snapshot
-
-
 def _try_repo(hook_repo: Path, hook: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never")
     env.pop("VIRTUAL_ENV", None)

@@ -78,26 +78,9 @@ def _project(root: Path) -> Path:
     return project
 
 
-def _snapshot(root: Path) -> Path:
-    """This working tree (tracked and untracked, minus ignored) committed, for try-repo."""
-    snapshot = root / "hook-repo"
-    listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO)
-    for name in filter(None, listed.split("\0")):
-        source = REPO / name
-        if source.is_file():
-            target = snapshot / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    _git("init", "-q", cwd=snapshot)
-    _git("add", "-A", cwd=snapshot)
-    _git("commit", "-q", "-m", "snapshot", cwd=snapshot)
-    return snapshot
-
-
 @needs_tools
-def test_pre_commit_with_only_the_using_file_staged_fails_on_the_bug(tmp_path: Path):
+def test_pre_commit_with_only_the_using_file_staged_fails_on_the_bug(tmp_path: Path, hook_repo: Path):
     project = _project(tmp_path)
-    hook_repo = _snapshot(tmp_path)
     env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)  # the hook must run the installed snapshot, not this checkout
