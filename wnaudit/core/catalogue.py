@@ -189,6 +189,56 @@ MISPLACED_REMOVERS: dict[str, str] = {
 }
 
 
+# -- the serving path, as the project-wide source rule (WN110) reads code ---------
+#: Module methods that put a model in inference mode, with the first argument they need
+#: to do so (None: any call does): ``model.eval()``, ``model.train(False)``, ``model.requires_grad_(False)``.
+INFERENCE_METHODS: dict[str, bool | None] = {"eval": None, "train": False, "requires_grad_": False}
+#: Functions that compile, script, trace or export a model for inference (the model is the first argument).
+INFERENCE_CAPTURES: tuple[str, ...] = (
+    "torch.compile",
+    "torch.jit.script",
+    "torch.jit.trace",
+    "torch.jit.trace_module",
+    "torch.export.export",
+    "torch.fx.symbolic_trace",
+)
+#: Context managers (and decorators) under which a model call is inference.
+INFERENCE_CONTEXTS: tuple[str, ...] = (
+    "torch.inference_mode",
+    "torch.no_grad",
+    "torch.autograd.inference_mode",
+    "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.inference_mode",
+    "torch.autograd.grad_mode.no_grad",
+)
+#: Module methods that return the module itself (``model.to(device).eval()`` is still ``model``).
+SELF_RETURNING_METHODS: frozenset[str] = frozenset({
+    "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_",
+    "share_memory", "to_empty", "type",
+})
+#: Calls that fold weight norm away (besides the spellings' removers): wnaudit's own folds, and an
+#: ONNX export, whose constant folding bakes ``g * v / ||v||`` into the exported weight.
+FOLDING_APIS: tuple[str, ...] = (
+    "wnaudit.fold_weight_norm",
+    "wnaudit.fold",
+    "wnaudit.load_state_dict",
+    "wnaudit.core.module_fold.fold_weight_norm",
+    "wnaudit.core.module_fold.fold",
+    "wnaudit.core.load.load_state_dict",
+    "torch.onnx.export",
+)
+#: A context manager under which parametrizations are computed once, not per call.
+PARAMETRIZE_CACHED = "torch.nn.utils.parametrize.cached"
+#: Signs that a function trains the model (its ``.eval()`` is a validation step, not serving).
+TRAINING_METHODS: frozenset[str] = frozenset({"backward", "zero_grad"})
+TRAINING_API_PREFIXES: tuple[str, ...] = ("torch.optim.",)
+#: Model methods that Python or torch call without the project naming them.
+IMPLICITLY_CALLED_METHODS: frozenset[str] = frozenset({
+    "__init__", "__call__", "forward", "__enter__", "__exit__", "__post_init__", "__new__", "__setstate__",
+    "load_state_dict", "_load_from_state_dict", "train", "eval",
+})
+
+
 def spelling_for_api(qualified_name: str) -> tuple[Spelling, str] | None:
     """Return (spelling, "apply" | "remove") for a qualified API name, or None."""
     for spelling in SPELLINGS:

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..core import catalogue
 from .model import FileSummary
 from .resolve import API_ROOTS
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .serving.index import ServingIndex
 
 #: A unit: (resolved file path, qualified name in that file).
 Key = tuple[str, str]
@@ -50,6 +53,15 @@ class Context:
         self._witness: dict[tuple[Key, str, str], Witness] = {}
         #: (unit, or (file, "*") for the file-wide search, kind, style) -> the witness found for it.
         self._witness_found: dict[tuple[Key, str, str], Witness | None] = {}
+        self._serving: "ServingIndex | None" = None
+
+    def serving(self) -> "ServingIndex":
+        """The project-wide serving-path index (WN110), built on first use and shared by the run's files."""
+        if self._serving is None:
+            from .serving.index import ServingIndex
+
+            self._serving = ServingIndex(self.workspace.project, self.workspace.source_bytes)
+        return self._serving
 
     # -- files ----------------------------------------------------------------
     def _summary(self, file: str, name: str = "*") -> FileSummary | None:

@@ -243,7 +243,7 @@ def _active(summary: FileSummary, found: Iterable[Candidate], config: Config) ->
 
 def _to_finding(path: str, candidate: Candidate) -> Finding:
     return finding(
-        BY_CODE[candidate.code], path, candidate.message, fixable=candidate.fix is not None,
+        BY_CODE[candidate.code], path, candidate.message, fixable=candidate.fixable,
         line=candidate.site.line, column=candidate.site.column,
     )
 
@@ -283,7 +283,7 @@ def plan_fixes(
         chosen = {_identity(c) for c in _active(summary, post, config)}
         fixes = [
             c for c in post
-            if c.fix is not None and _applies(c.code, unsafe_fixes) and (_identity(c) in chosen or _identity(c) not in existing)
+            if c.fixable and _applies(c.code, unsafe_fixes) and (_identity(c) in chosen or _identity(c) not in existing)
         ]
         plan[summary.path] = (active[summary.path], fixes)
     return plan
@@ -315,16 +315,28 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
 
     fixed_summaries: dict[str, FileSummary] = {}
     imported_from = _imported_from(summaries, workspace.project)
+    # A fix that adds a statement may belong to another file (the serving code of a model built here).
+    origin: dict[int, str] = {}
+    statements: dict[str, list[Candidate]] = {}
+    for summary in summaries:
+        for candidate in plan[summary.path][1]:
+            if candidate.insert is not None:
+                origin[id(candidate)] = summary.path
+                statements.setdefault(candidate.insert.file, []).append(candidate)
+    found_keys = {(s.path, _identity(c)) for s in summaries for c in plan[s.path][0]}
     for summary in summaries:
         found, fixes = plan[summary.path]
+        fixes = [c for c in fixes if c.insert is None] + statements.get(summary.file or summary.path, [])
         if not fixes:
             continue
         outcome = _fix_one(summary, fixes, options, result, workspace, imported_from.get(summary.file, frozenset()))
         if outcome is not None:
             new_summary, applied = outcome
             fixed_summaries[summary.path] = new_summary
-            found_keys = {_identity(c) for c in found}
-            result.fixed.extend(_to_finding(summary.path, c) for c in applied if _identity(c) in found_keys)
+            for c in applied:
+                where = origin.get(id(c), summary.path)
+                if (where, _identity(c)) in found_keys:
+                    result.fixed.append(_to_finding(where, c))
     if options.fix and fixed_summaries:
         summaries = [fixed_summaries.get(s.path, s) for s in summaries]
         final = Context(summaries, workspace=new_workspace(config))

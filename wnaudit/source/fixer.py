@@ -47,12 +47,16 @@ def apply_fixes(
     ``"*"`` in it (another file imports the module itself) keeps them all.
     """
     wanted: dict[tuple[int, int, int, int], list[Candidate]] = {}
+    inserts: list[Candidate] = []
+    here = summary.file or summary.path
     for candidate in fixes:
         if candidate.fix is not None:
             site = candidate.site
             wanted.setdefault((site.line, site.column - 1, site.end_line, site.end_column - 1), []).append(candidate)
-    if not wanted:
+        elif candidate.insert is not None and candidate.insert.file == here:
+            inserts.append(candidate)  # a statement for this file, whichever file the finding is in
+    if not wanted and not inserts:
         return data, []
     from .rewrite.transform import rewrite  # libcst: only now that there is something to fix
 
-    return rewrite(data, summary, wanted, keep)
+    return rewrite(data, summary, wanted, keep, inserts)

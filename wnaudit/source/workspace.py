@@ -71,6 +71,10 @@ class Workspace:
             logger.debug("%s: not read as a dependency: %s", path, error)
             return None
 
+    def source_bytes(self, path: Path) -> bytes | None:
+        """The file's bytes as this run sees them: the content a caller gave for it, else the disk's."""
+        return self._data(path)
+
     def _bindings(self, path: Path, data: bytes) -> dict[str, list[tuple[ImportBinding, Path]]]:
         """The file's import bindings whose module is a project file (or namespace directory), by bound name."""
         cached = self._deps.get(path)

@@ -118,3 +118,29 @@ def insert_support(module: cst.Module, helper_kinds: Sequence[str], add_torch: b
         if len(lines) < 2:
             after[0] = after[0].with_changes(leading_lines=[blank] * (2 - len(lines)) + lines)
     return module.with_changes(body=[*body[:index], *new, *after])
+
+
+def _binds_top_level(module: cst.Module, name: str) -> bool:
+    """A leading import already binds ``name`` (``import wnaudit``, ``import wnaudit as w`` does not)."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import) and any(
+                alias.asname is None and cst.Module([]).code_for_node(alias.name).partition(".")[0] == name
+                for alias in small.names
+            ):
+                return True
+    return False
+
+
+def insert_import(module: cst.Module, name: str) -> cst.Module:
+    """Add ``import <name>`` at the end of the file's leading imports, unless it is there."""
+    if _binds_top_level(module, name):
+        return module
+    body: list[Statement] = list(module.body)
+    index = 1 if body and _is_docstring(body[0]) else 0
+    while index < len(body) and _is_import_block(body[index]):
+        index += 1
+    statement = cst.parse_statement(f"import {name}" + module.default_newline, config=module.config_for_parsing)
+    return module.with_changes(body=[*body[:index], statement, *body[index:]])

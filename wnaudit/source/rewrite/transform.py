@@ -20,6 +20,7 @@ from ..fixer import FixError
 from ..model import FileSummary
 from ..rules.base import Candidate
 from .imports import orphaned_names, prune_imports
+from .insert import Inserter, add_imports
 from .support import insert_support
 
 logger = logging.getLogger(__name__)
@@ -31,8 +32,12 @@ Span = tuple[int, int, int, int]
 class _CallFixer(cst.CSTTransformer):
     """Rewrites the wanted calls with their candidates' fixes, and notes what the file then needs."""
 
-    def __init__(self, positions: Mapping[cst.CSTNode, CodeRange], wanted: Mapping[Span, Sequence[Candidate]], path: str) -> None:
+    def __init__(
+        self, positions: Mapping[cst.CSTNode, CodeRange], wanted: Mapping[Span, Sequence[Candidate]], path: str,
+        inserter: Inserter,
+    ) -> None:
         super().__init__()
+        self.inserter = inserter
         self.positions = positions
         self.wanted = wanted
         self.path = path
@@ -54,6 +59,25 @@ class _CallFixer(cst.CSTTransformer):
             return updated_node
         new = self.bindings.get((where.start.line, where.start.column, where.end.line, where.end.column))
         return cst.parse_expression(new) if new is not None else updated_node
+
+    # Statements added beside the call rewrites, in the same walk (the inserter places them by the old positions).
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.inserter.visit_ClassDef(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        return self.inserter.leave_ClassDef(original_node, updated_node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.inserter.visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        return self.inserter.leave_FunctionDef(original_node, updated_node)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        return self.inserter.leave_IndentedBlock(original_node, updated_node)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return self.inserter.leave_Module(original_node, updated_node)
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._rebound(original_node, updated_node)
@@ -85,11 +109,12 @@ class _CallFixer(cst.CSTTransformer):
 
 def rewrite(
     data: str | bytes, summary: FileSummary, wanted: Mapping[Span, Sequence[Candidate]], keep: frozenset[str],
+    inserts: Sequence[Candidate] = (),
 ) -> tuple[str | bytes, list[Candidate]]:
     """The fixed content and the candidates fixed; FixError when libcst or the result cannot be parsed."""
     try:
         with deep_recursion():
-            return _rewrite(data, summary, wanted, keep)
+            return _rewrite(data, summary, wanted, keep, inserts)
     except cst.ParserSyntaxError as error:
         raise FixError(f"libcst cannot parse the file: {error.message}") from error
     except RecursionError as error:
@@ -105,12 +130,16 @@ def _code(module: cst.Module, like: str | bytes) -> str | bytes:
 
 def _rewrite(
     data: str | bytes, summary: FileSummary, wanted: Mapping[Span, Sequence[Candidate]], keep: frozenset[str],
+    inserts: Sequence[Candidate],
 ) -> tuple[str | bytes, list[Candidate]]:
     wrapper = MetadataWrapper(cst.parse_module(data), unsafe_skip_copy=True)
-    fixer = _CallFixer(wrapper.resolve(PositionProvider), wanted, summary.path)
+    positions = wrapper.resolve(PositionProvider)
+    fixer = _CallFixer(positions, wanted, summary.path, Inserter(wrapper.module, positions, list(inserts)))
     fixed = wrapper.module.visit(fixer)
-    if not fixer.done:
+    inserted = fixer.inserter.done
+    if not fixer.done and not inserted:
         return data, []
+    fixed = add_imports(fixed, inserted)
     fixed = insert_support(fixed, sorted(fixer.helper_kinds), fixer.needs_torch and not summary.torch_bound)
     fixed = prune_imports(fixed, orphaned_names(data, _code(fixed, data), keep))
-    return _code(fixed, data), fixer.done
+    return _code(fixed, data), [*fixer.done, *inserted]

@@ -65,6 +65,28 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Insertion:
+    """A fix that adds a statement instead of rewriting the flagged call: ``wnaudit.fold_weight_norm(model)``.
+
+    The statement may belong in another file than the finding (the serving
+    code that evaluates a model another file builds); it is applied when that
+    file is fixed in the same run.
+    """
+
+    #: The file to edit (its resolved path, as ``FileSummary.file``) and the line of the site there.
+    file: str
+    line: int
+    #: The statement to add, and the module it needs imported (``import wnaudit``).
+    statement: str
+    module: str
+    #: "after": after the site's statement (and after the loads of ``target`` that follow it);
+    #: "before": before the statement of the enclosing function that holds the site.
+    placement: str
+    #: The model as written at the site (``model``, ``self.vocoder``).
+    target: str
+
+
+@dataclass(frozen=True)
 class Candidate:
     """A finding before noqa/config filtering, with the fix it would take."""
 
@@ -72,6 +94,11 @@ class Candidate:
     site: Site
     message: str
     fix: Fix | None
+    insert: Insertion | None = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None or self.insert is not None
 
 
 @dataclass(frozen=True)

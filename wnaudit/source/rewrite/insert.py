@@ -1,0 +1,152 @@
+"""Add a statement at a site: the fold WN110 proposes, where the serving code can take it.
+
+``after``: right after the statement that puts the model in eval mode, but
+after any later ``load_state_dict``/``load`` of the same model in that block
+(a fold before the load would make its keys no longer match).  ``before``:
+before the statement of the enclosing function that holds the site (the
+``with torch.inference_mode():`` block, the ``torch.compile`` call), so the
+model is folded before it is captured or run.  A model kept on ``self`` is
+folded right after the ``self.<name> = ...`` assignment that builds it.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from ..rules.base import Candidate, Insertion
+from .support import Statement, insert_import
+
+_LOADS = (".load_state_dict(", ".load(")
+
+
+def add_imports(module: cst.Module, done: Sequence[Candidate]) -> cst.Module:
+    """The module with the imports the added statements need (``import wnaudit``)."""
+    for name in sorted({c.insert.module for c in done if c.insert is not None}):
+        module = insert_import(module, name)
+    return module
+
+
+class Inserter(cst.CSTTransformer):
+    """Adds the candidates' statements while a transformer walks the module (positions: the file as it was)."""
+
+    def __init__(self, module: cst.Module, positions: Mapping[cst.CSTNode, CodeRange], todo: list[Candidate]) -> None:
+        super().__init__()
+        self.module = module
+        self.positions = positions
+        self.todo = todo
+        self.done: list[Candidate] = []
+        self._classes: list[cst.ClassDef] = []
+        self._functions: list[cst.FunctionDef] = []
+        self._placed: set[tuple[int, str]] = set()
+
+    def _range(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self.positions.get(node)
+        return (where.start.line, where.end.line) if where is not None else (-1, -1)
+
+    def _contains(self, node: cst.CSTNode, line: int) -> bool:
+        start, end = self._range(node)
+        return start <= line <= end
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self._functions.pop()
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        outermost = bool(self._functions) and self._functions[-1].body is original_node
+        body = self._place(list(original_node.body), list(updated_node.body), outermost)
+        return updated_node.with_changes(body=body)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body = self._place(list(original_node.body), list(updated_node.body), True)
+        return updated_node.with_changes(body=body)
+
+    def _place(self, original: list, updated: list, outermost: bool) -> list:
+        """``updated`` with the statements that belong in this block (``original``: the same block before the walk)."""
+        additions: dict[int, list[cst.BaseStatement]] = {}
+        for candidate in self.todo:
+            insert = candidate.insert
+            assert insert is not None
+            index = self._index(original, insert, outermost)
+            if index is None or (insert.line, insert.statement) in self._placed:
+                continue
+            self._placed.add((insert.line, insert.statement))
+            statement = cst.parse_statement(insert.statement + self.module.default_newline, config=self.module.config_for_parsing)
+            additions.setdefault(index, []).append(statement)
+            self.done.append(candidate)
+        if not additions:
+            return updated
+        out: list[cst.BaseStatement] = []
+        for position, statement in enumerate(updated):
+            out.extend(additions.get(position, ()))
+            out.append(statement)
+        out.extend(additions.get(len(updated), ()))
+        return out
+
+    def _index(self, body: list, insert: Insertion, outermost: bool) -> int | None:
+        """Where in ``body`` the statement goes (None: not in this block)."""
+        if insert.target.startswith("self."):
+            return self._after_self_assignment(body, insert)
+        for index, statement in enumerate(body):
+            if not self._contains(statement, insert.line):
+                continue
+            if insert.placement == "before":
+                return index if outermost else None
+            if not isinstance(statement, cst.SimpleStatementLine):
+                return None  # the site is inside a compound statement: its own block places it
+            if any(isinstance(small, cst.Return) for small in statement.body):
+                return index
+            last = index
+            for later in range(index + 1, len(body)):
+                text = self.module.code_for_node(body[later])
+                if any(f"{insert.target}{load}" in text for load in _LOADS):
+                    last = later
+            return last + 1
+        return None
+
+    def _after_self_assignment(self, body: list[cst.BaseStatement], insert: Insertion) -> int | None:
+        """After the first ``self.<name> = ...`` of the class that holds the site."""
+        if not self._classes or not self._contains(self._classes[-1], insert.line):
+            return None
+        cls = self._classes[-1]
+        first = self._first_assignment(cls, insert.target)
+        if first is None:
+            return None
+        for index, statement in enumerate(body):
+            if statement is first:
+                last = index
+                for later in range(index + 1, len(body)):
+                    text = self.module.code_for_node(body[later])
+                    if any(f"{insert.target}{load}" in text for load in _LOADS):
+                        last = later
+                return last + 1
+        return None
+
+    def _first_assignment(self, cls: cst.ClassDef, target: str) -> Statement | None:
+        found: list[Statement] = []
+
+        class _Find(cst.CSTVisitor):
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+                for small in node.body:
+                    targets = (
+                        [t.target for t in small.targets] if isinstance(small, cst.Assign)
+                        else [small.target] if isinstance(small, cst.AnnAssign) else []
+                    )
+                    if any(cst.Module([]).code_for_node(t) == target for t in targets):
+                        found.append(node)
+                return False
+
+        cls.visit(_Find())
+        return found[0] if found else None

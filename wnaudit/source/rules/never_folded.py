@@ -1,0 +1,188 @@
+"""Weight norm a model applies and that nothing on its inference path ever folds: WN110.
+
+The costliest form of the bug is no removal at all: a vocoder built with
+weight norm on every convolution and served that way recomputes every norm
+on every call.  The rule follows the project (``serving/index.py``): the
+class that applies weight norm, the classes and loaders that build it, the
+code that puts one of them in eval mode, runs it under ``inference_mode`` /
+``no_grad``, freezes, compiles, scripts, traces or exports it, and any fold on
+the way (a removal method something calls, a remover, ``wnaudit.fold*``,
+``parametrize.cached()``, an ONNX export).  Training code (a function with an
+optimizer, ``backward()`` or ``train()``) and tests are not serving paths.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+from ...common.findings import Applicability, Severity
+from ..context import Context
+from ..model import FileSummary
+from ..serving.index import Served
+from .base import WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
+
+_HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
+_GENERATOR = (
+    "class Generator(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))\n\n"
+    "    def forward(self, x):\n"
+    "        return self.conv(x)\n"
+)
+_FIXED_HEADER = _HEADER.replace("weight_norm\n\n\n", "weight_norm\nimport wnaudit\n\n\n")
+_REMOVAL_METHOD = (
+    "\n    def remove_weight_norm(self):\n"
+    "        torch.nn.utils.parametrize.remove_parametrizations(self.conv, \"weight\")\n"
+)
+
+
+def _starts(summary: FileSummary) -> list[tuple[Path, str, int]]:
+    """(file, unit, index) of each weight-norm application the file makes inside a class or function."""
+    file = Path(summary.file or summary.path)
+    return [
+        (file, a.site.unit, i) for i, a in enumerate(summary.applications)
+        if a.kind == WEIGHT_NORM and a.site.unit != summary.module
+    ]
+
+
+class NeverFoldedWeightNorm(Rule):
+    code = "WN110"
+    title = "weight norm applied and never folded on an inference path"
+    severity = Severity.WARNING
+    applicability = Applicability.UNSAFE
+    VALID = (
+        # Used only by training code: the eval() is a validation step.
+        Valid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def train(batches):\n"
+            "    model = Generator()\n"
+            "    optimizer = torch.optim.AdamW(model.parameters())\n"
+            "    for mel, audio in batches:\n"
+            "        loss = (model(mel) - audio).abs().mean()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "    model.eval()\n"
+        ),
+        # The removal method exists and the serving path calls it.
+        Valid(
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
+            "def serve(mel):\n"
+            "    model = Generator()\n"
+            "    model.remove_weight_norm()\n"
+            "    model.eval()\n"
+            "    with torch.inference_mode():\n"
+            "        return model(mel)\n"
+        ),
+        # Folded once after loading.
+        Valid(
+            _HEADER + "import wnaudit\n\n\n" + _GENERATOR + "\n\n"
+            "def load(path):\n"
+            "    model = Generator()\n"
+            "    model.load_state_dict(torch.load(path, weights_only=True))\n"
+            "    wnaudit.fold_weight_norm(model)\n"
+            "    return model.eval()\n"
+        ),
+    )
+    INVALID = (
+        # The removal method exists but nothing calls it.
+        Invalid(
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
+            "def serve(mel):\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    with torch.inference_mode():\n"
+            "        return model(mel)\n",
+            _FIXED_HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
+            "def serve(mel):\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    wnaudit.fold_weight_norm(model)\n"
+            "    with torch.inference_mode():\n"
+            "        return model(mel)\n",
+        ),
+        # A from_pretrained-style loader that puts the model in eval mode, with no fold anywhere.
+        Invalid(
+            _HEADER
+            + "class PretrainedVocoder(nn.Module):\n"
+            "    @classmethod\n"
+            "    def from_pretrained(cls, path):\n"
+            "        model = cls()\n"
+            "        model.load_state_dict(torch.load(path, weights_only=True))\n"
+            "        model.eval()\n"
+            "        return model\n\n\n"
+            + _GENERATOR.replace("class Generator(nn.Module)", "class Generator(PretrainedVocoder)"),
+            _FIXED_HEADER
+            + "class PretrainedVocoder(nn.Module):\n"
+            "    @classmethod\n"
+            "    def from_pretrained(cls, path):\n"
+            "        model = cls()\n"
+            "        model.load_state_dict(torch.load(path, weights_only=True))\n"
+            "        model.eval()\n"
+            "        wnaudit.fold_weight_norm(model)\n"
+            "        return model\n\n\n"
+            + _GENERATOR.replace("class Generator(nn.Module)", "class Generator(PretrainedVocoder)"),
+        ),
+        # Run under no_grad by a serving class: folded where the class builds it.
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "class Server:\n"
+            "    def __init__(self):\n"
+            "        self.vocoder = Generator().to(\"cpu\")\n\n"
+            "    @torch.no_grad()\n"
+            "    def __call__(self, mel):\n"
+            "        return self.vocoder(mel)\n",
+            _FIXED_HEADER + _GENERATOR + "\n\n"
+            "class Server:\n"
+            "    def __init__(self):\n"
+            "        self.vocoder = Generator().to(\"cpu\")\n"
+            "        wnaudit.fold_weight_norm(self.vocoder)\n\n"
+            "    @torch.no_grad()\n"
+            "    def __call__(self, mel):\n"
+            "        return self.vocoder(mel)\n",
+        ),
+        # Compiled for serving: folded before the capture.
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def compiled():\n"
+            "    model = Generator()\n"
+            "    return torch.compile(model)\n",
+            _FIXED_HEADER + _GENERATOR + "\n\n"
+            "def compiled():\n"
+            "    model = Generator()\n"
+            "    wnaudit.fold_weight_norm(model)\n"
+            "    return torch.compile(model)\n",
+        ),
+    )
+
+    def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
+        starts = _starts(summary)
+        if not starts:
+            return
+        index = context.serving()
+        index.prepare((file, unit) for s in context.summaries for file, unit, _ in _starts(s))
+        for file, unit, position in starts:
+            served = index.served((file, unit))
+            if served is None:
+                continue
+            application = summary.applications[position]
+            site = served.site
+            target = site.target or "model"
+            insert = Insertion(
+                file=str(served.file), line=site.line, statement=f"wnaudit.fold_weight_norm({target})",
+                module="wnaudit", placement="after" if site.kind == "mode" else "before", target=target,
+            )
+            yield Candidate(self.code, application.site, _message(served, index.root_of(file)[0]), None, insert)
+
+
+def _message(served: Served, root: Path) -> str:
+    try:
+        where = served.file.relative_to(root).as_posix()
+    except ValueError:
+        where = served.file.name
+    site = served.site
+    text = f"weight norm applied here stays live at `{where}:{site.line}` ({site.what})"
+    if served.uncalled:
+        text += f"; `{served.uncalled}` exists but nothing calls it"
+    return text + f"; fold once after loading with `wnaudit.fold_weight_norm({site.target or 'model'})`"

@@ -1,0 +1,1 @@
+"""The serving path across a project: where weight-normed models are put to inference, and folded."""

@@ -1,0 +1,510 @@
+"""What one file says about the serving path: instances, inference sites, folds.
+
+The project-wide rule WN110 asks, for a class that applies weight norm,
+whether any code puts an instance of it (or of a model holding it) into
+inference, and whether anything folds it on the way.  This module reads one
+file's syntax tree into plain facts for that question; ``index.py`` links the
+facts of many files.
+
+An *instance reference* (:data:`Ref`) says where a model may come from:
+``("new", dotted)`` is the result of calling ``dotted`` (a class, one of its
+classmethods such as ``from_pretrained``, or a project function returning a
+model), ``("attr", class, attribute)`` is ``self.<attribute>`` in that class.
+Local names are followed flow-insensitively inside their function, as the
+resolver follows names: every value a name is given may be the model.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ...core import catalogue
+from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
+
+#: ``("new", dotted)`` or ``("attr", class qualname, attribute)``.
+Ref = tuple[str, ...]
+
+_REMOVERS = frozenset(
+    api for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM for api in s.remove_apis
+)
+_FOLDS = _REMOVERS | frozenset(catalogue.FOLDING_APIS)
+_CAPTURES = frozenset(catalogue.INFERENCE_CAPTURES)
+_CONTEXTS = frozenset(catalogue.INFERENCE_CONTEXTS)
+_MAX_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class Use:
+    """An inference site or a fold: where, as written, and which model it is about."""
+
+    line: int
+    column: int
+    #: The code as a message quotes it: ``model.eval()``, ``model(...)`` under ``torch.inference_mode()``.
+    what: str
+    refs: tuple[Ref, ...]
+    #: The function it sits in (0: module level); inference and folds in one function belong together.
+    scope: int
+    #: The model as written at the site (``model``, ``self.vocoder``): the fold a message proposes names it.
+    target: str = ""
+    #: "mode" (``eval()``-style: fold after it), "capture" or "call" (compiled, traced, run: fold before it).
+    kind: str = "mode"
+
+
+@dataclass(frozen=True)
+class HelperCall:
+    """A call of a project function with a model (``fold_all(model)``, ``model.apply(fold_fn)``)."""
+
+    callee: tuple[str, ...]
+    refs: tuple[Ref, ...]
+    scope: int
+
+
+@dataclass
+class Body:
+    """A function or method: whether it folds itself, and what it calls."""
+
+    name: str
+    line: int
+    #: Calls a remover or a fold API itself.
+    folds: bool = False
+    #: Attribute names it calls (``self.fold()``, ``layer.remove_weight_norm()``).
+    calls: set[str] = field(default_factory=set)
+    #: Qualified names of the functions it calls (a fold helper makes it fold).
+    callees: set[str] = field(default_factory=set)
+    #: Instances it returns (a loader function returning a model).
+    returns: list[Ref] = field(default_factory=list)
+    #: A classmethod or staticmethod that puts what it builds in eval mode (``from_pretrained``).
+    evaluates: Use | None = None
+    is_classmethod: bool = False
+
+
+@dataclass
+class ClassFacts:
+    qualname: str
+    line: int
+    bases: tuple[str, ...] = ()
+    #: Qualified names of everything called in the class body (the modules it builds, the helpers it calls).
+    builds: set[str] = field(default_factory=set)
+    #: ``self.<attribute> = <model>`` anywhere in the class: attribute -> instance references.
+    attrs: dict[str, list[Ref]] = field(default_factory=dict)
+    methods: dict[str, Body] = field(default_factory=dict)
+
+
+@dataclass
+class ServingFacts:
+    module: str
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    #: Module-level functions (qualified name -> body); their ``builds`` are their callees.
+    functions: dict[str, Body] = field(default_factory=dict)
+    #: Module-level names bound to something else than the file's own defs (re-exports).
+    exports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    star_modules: tuple[str, ...] = ()
+    inference: list[Use] = field(default_factory=list)
+    folds: list[Use] = field(default_factory=list)
+    helper_calls: list[HelperCall] = field(default_factory=list)
+    #: ``<model>.<method>(...)``: (instance references, method name, scope).
+    method_calls: list[tuple[tuple[Ref, ...], str, int]] = field(default_factory=list)
+    #: Every attribute call: (method name called, the method it is called from, or "" outside methods).
+    attribute_calls: set[tuple[str, str]] = field(default_factory=set)
+    #: Functions that train (an optimizer, ``backward()``, ``train()``): their ``eval()`` is validation.
+    training_scopes: set[int] = field(default_factory=set)
+    #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
+    folding_scopes: set[int] = field(default_factory=set)
+
+
+@dataclass
+class _Frame:
+    """Where the walk is: the resolver scope, the function number, the enclosing body and class."""
+
+    scope: Scope
+    number: int
+    body: Body | None
+    class_qual: str | None
+    self_name: str | None
+    method: str
+    #: The inference context the code runs under (``torch.inference_mode()``), or "".
+    under: str = ""
+
+
+class _Walker(ast.NodeVisitor):
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.package = module_package(module, is_package)
+        self.star: list[str] = []
+        self.module_scope = Scope("module", module, None)
+        self.facts = ServingFacts(module=module)
+        self.frame = _Frame(self.module_scope, 0, None, None, None, "")
+        self.functions = 0
+        #: (id of a scope, name) -> the values assigned to the name there.
+        self.values: dict[tuple[int, str], list[tuple[ast.expr, _Frame]]] = {}
+        #: Work for after the walk, when every binding is known: (kind, node, frame, extra).
+        self.pending: list[tuple[str, ast.AST, _Frame, object]] = []
+        self.module = module
+
+    # -- bindings ---------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        bind_import(self.frame.scope, node, self.package, self.star)
+
+    visit_ImportFrom = visit_Import  # type: ignore[assignment]
+
+    def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
+        frame = self.frame
+        if isinstance(target, ast.Name):
+            frame.scope.bind(target.id, ("expr", value, frame.scope) if value is not None else ("opaque",))
+            if value is not None:
+                self.values.setdefault((id(frame.scope), target.id), []).append((value, frame))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind(element, None)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, None)
+        elif (
+            isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+            and frame.class_qual is not None and target.value.id == frame.self_name and value is not None
+        ):
+            self.pending.append(("attr", value, frame, target.attr))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self._bind(target, node.value)
+            if not isinstance(target, ast.Name):
+                self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._bind(node.target, None)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self._bind(node.target, node.value)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._bind(node.target, None)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            if self.frame.body is not None:
+                self.pending.append(("return", node.value, self.frame, self.frame.body))
+
+    # -- scopes -------------------------------------------------------------------
+    def _qualname(self, name: str) -> str:
+        scope = self.frame.scope
+        if scope.kind == "module":
+            return f"{self.module}.{name}" if self.module else name
+        return f"{scope.qualname}.{name}"
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+            self.visit(expr)
+        qualname = self._qualname(node.name)
+        self.frame.scope.bind(node.name, ("qual", qualname))
+        outer = self.frame
+        top_level = outer.scope is self.module_scope
+        if top_level:
+            facts = ClassFacts(qualname, node.lineno)
+            self.facts.classes[qualname] = facts
+            self.pending.append(("bases", node, outer, facts))
+        scope = Scope("class", qualname, outer.scope)
+        self.frame = _Frame(scope, outer.number, outer.body, qualname if top_level else outer.class_qual, None, outer.method, outer.under)
+        for statement in node.body:
+            self.visit(statement)
+        self.frame = outer
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.visit(node.args)
+        outer = self.frame
+        qualname = self._qualname(node.name)
+        outer.scope.bind(node.name, ("qual", qualname))
+        decorators = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+        is_classmethod = bool(decorators & {"classmethod", "staticmethod"})
+        positional = [*node.args.posonlyargs, *node.args.args]
+        body = outer.body
+        class_qual, self_name, method = outer.class_qual, outer.self_name, outer.method
+        in_class_body = outer.scope.kind == "class" and class_qual is not None and outer.scope.qualname == class_qual
+        if in_class_body:
+            body = Body(node.name, node.lineno, is_classmethod=is_classmethod)
+            self.facts.classes[class_qual].methods.setdefault(node.name, body)  # type: ignore[index]
+            self_name = positional[0].arg if positional and not is_classmethod else None
+            method = node.name
+        elif outer.scope is self.module_scope:
+            body = Body(qualname, node.lineno)
+            self.facts.functions[qualname] = body
+        elif self_name is not None and any(a.arg == self_name for a in (*positional, *node.args.kwonlyargs)):
+            self_name = None  # ``self`` shadowed in a nested function
+        self.functions += 1
+        scope = Scope("function", qualname, outer.scope)
+        for arg in (*positional, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
+            if arg is not None:
+                scope.bind(arg.arg, ("opaque",))
+        frame = _Frame(scope, self.functions, body, class_qual, self_name, method, outer.under)
+        self.frame = frame
+        self.pending.append(("decorators", node, frame, None))
+        for statement in node.body:
+            self.visit(statement)
+        self.frame = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        outer = self.frame
+        scope = Scope("function", f"{outer.scope.qualname}.<lambda>", outer.scope)
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
+            scope.bind(arg.arg, ("opaque",))
+        self.frame = _Frame(scope, outer.number, outer.body, outer.class_qual, outer.self_name, outer.method, outer.under)
+        self.visit(node.body)
+        self.frame = outer
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        outer = self.frame
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, None)
+        # Which contexts they are is known after the walk; the frame carries the items for then.
+        inner = _Frame(outer.scope, outer.number, outer.body, outer.class_qual, outer.self_name, outer.method, outer.under)
+        self.pending.append(("with", node, inner, outer))
+        self.frame = inner
+        for statement in node.body:
+            self.visit(statement)
+        self.frame = outer
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.pending.append(("call", node, self.frame, None))
+        self.generic_visit(node)
+
+
+class _Linker:
+    """After the walk: resolve the calls and references recorded on the way."""
+
+    def __init__(self, walker: _Walker) -> None:
+        self.walker = walker
+        self.facts = walker.facts
+        self.resolver = Resolver(walker.module_scope, walker.star)
+        self._active: set[tuple[int, str]] = set()
+
+    def names(self, node: ast.AST, frame: _Frame) -> frozenset[str]:
+        return self.resolver.expr(node, frame.scope)
+
+    def refs(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> tuple[Ref, ...]:
+        """Where the model an expression evaluates to may come from (empty: not known to be one)."""
+        if node is None or depth > _MAX_DEPTH:
+            return ()
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
+                return self.refs(func.value, frame, depth + 1)
+            return tuple(("new", name) for name in sorted(self.names(func, frame)) if "." in name or name)
+        if isinstance(node, ast.Name):
+            return self._name_refs(node.id, frame, depth)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if frame.class_qual is not None and node.value.id == frame.self_name:
+                return (("attr", frame.class_qual, node.attr),)
+        if isinstance(node, (ast.IfExp,)):
+            return self.refs(node.body, frame, depth + 1) + self.refs(node.orelse, frame, depth + 1)
+        if isinstance(node, ast.NamedExpr):
+            return self.refs(node.value, frame, depth + 1)
+        if isinstance(node, ast.Await):
+            return self.refs(node.value, frame, depth + 1)
+        return ()
+
+    def _name_refs(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        scope: Scope | None = frame.scope
+        while scope is not None:
+            if scope.kind != "class" or scope is frame.scope:
+                values = self.walker.values.get((id(scope), name))
+                if values is not None:
+                    key = (id(scope), name)
+                    if key in self._active:
+                        return ()
+                    self._active.add(key)
+                    try:
+                        out: list[Ref] = []
+                        for value, where in values:
+                            out.extend(self.refs(value, where, depth + 1))
+                        return tuple(dict.fromkeys(out))
+                    finally:
+                        self._active.discard(key)
+                if name in scope.bindings:
+                    return ()  # a parameter, an import, a def: not a model built here
+            scope = scope.parent
+        return ()
+
+    def model_refs(self, node: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
+        root = node
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            inner = root.value
+            if (
+                isinstance(root, ast.Attribute) and isinstance(inner, ast.Name)
+                and frame.class_qual is not None and inner.id == frame.self_name
+            ):
+                return (("attr", frame.class_qual, root.attr),)
+            root = inner
+        if isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
+            return self.model_refs(root.func.value, frame)
+        return self.refs(root, frame)
+
+    # -- the records ----------------------------------------------------------------
+    def run(self) -> ServingFacts:
+        for kind, node, frame, extra in self.walker.pending:
+            if kind == "call":
+                self._call(node, frame)  # type: ignore[arg-type]
+            elif kind == "with":
+                self._with(node, frame)  # type: ignore[arg-type]
+            elif kind == "decorators":
+                self._decorators(node, frame)  # type: ignore[arg-type]
+            elif kind == "attr":
+                refs = self.refs(node, frame)  # type: ignore[arg-type]
+                if refs and frame.class_qual in self.facts.classes:
+                    self.facts.classes[frame.class_qual].attrs.setdefault(str(extra), []).extend(refs)
+            elif kind == "return":
+                assert isinstance(extra, Body)
+                extra.returns.extend(self.refs(node, frame))  # type: ignore[arg-type]
+            elif kind == "bases":
+                assert isinstance(node, ast.ClassDef) and isinstance(extra, ClassFacts)
+                bases: list[str] = []
+                for base in node.bases:
+                    bases.extend(sorted(self.names(base, frame)))
+                extra.bases = tuple(bases)
+        self._exports()
+        self.facts.star_modules = tuple(self.walker.star)
+        return self.facts
+
+    def _exports(self) -> None:
+        scope = self.walker.module_scope
+        own = scope.qualname
+        for name, bindings in scope.bindings.items():
+            if all(b[0] == "qual" and b[1] == (f"{own}.{name}" if own else name) for b in bindings):
+                continue
+            values = self.resolver.name(name, scope)
+            if values:
+                self.facts.exports[name] = tuple(sorted(values))
+
+    def _contexts(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, bool]:
+        """(the inference context among ``exprs`` as written, or ""; whether ``parametrize.cached()`` is one)."""
+        under, cached = "", False
+        for expr in exprs:
+            func = expr.func if isinstance(expr, ast.Call) else expr
+            names = self.names(func, frame)
+            if names & _CONTEXTS and not under:
+                under = ast.unparse(expr) if isinstance(expr, ast.Call) else f"{ast.unparse(expr)}()"
+            if catalogue.PARAMETRIZE_CACHED in names:
+                cached = True
+        return under, cached
+
+    def _with(self, node: ast.With | ast.AsyncWith, inner: _Frame) -> None:
+        under, cached = self._contexts([item.context_expr for item in node.items], inner)
+        if under and not inner.under:
+            inner.under = under
+        if cached:
+            self.facts.folding_scopes.add(inner.number)
+
+    def _decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef, frame: _Frame) -> None:
+        under, cached = self._contexts(list(node.decorator_list), frame)
+        if under and not frame.under:
+            frame.under = under
+        if cached:
+            self.facts.folding_scopes.add(frame.number)
+
+    def _call(self, node: ast.Call, frame: _Frame) -> None:
+        func = node.func
+        names = self.names(func, frame)
+        body = frame.body
+        if isinstance(func, ast.Attribute) and not any(n.partition(".")[0] in API_ROOTS for n in names):
+            # ``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
+            self.facts.attribute_calls.add((func.attr, frame.method))
+            if body is not None:
+                body.calls.add(func.attr)
+        if body is not None:
+            body.callees.update(n for n in names if n.partition(".")[0] not in API_ROOTS)
+        if frame.class_qual is not None and frame.class_qual in self.facts.classes:
+            self.facts.classes[frame.class_qual].builds.update(names)
+        first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+        line, column = node.lineno, node.col_offset + 1
+        # Training: optimizers, backward(), train() / train(True).
+        if any(n.startswith(catalogue.TRAINING_API_PREFIXES) for n in names) or (
+            isinstance(func, ast.Attribute) and (
+                func.attr in catalogue.TRAINING_METHODS
+                or (func.attr == "train" and (not node.args or _is_true(node.args[0])))
+            )
+        ):
+            self.facts.training_scopes.add(frame.number)
+        # Folds.
+        if names & _FOLDS:
+            refs = self.model_refs(first, frame) if first is not None else ()
+            self._fold(Use(line, column, ast.unparse(node), refs, frame.number), frame)
+            return
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and first is not None:
+            applied = self.names(first, frame)
+            receiver = self.model_refs(func.value, frame)
+            if applied & _FOLDS:
+                self._fold(Use(line, column, ast.unparse(node), receiver, frame.number), frame)
+                return
+            if applied:
+                self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number))
+                if body is not None:
+                    body.callees.update(applied)
+        receiver = self.model_refs(func.value, frame) if isinstance(func, ast.Attribute) else ()
+        if names and not receiver:
+            arg_refs = [ref for arg in node.args if not isinstance(arg, ast.Starred) for ref in self.model_refs(arg, frame)]
+            if arg_refs:
+                self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), tuple(arg_refs), frame.number))
+        # Inference.
+        if isinstance(func, ast.Attribute) and func.attr in catalogue.INFERENCE_METHODS:
+            needed = catalogue.INFERENCE_METHODS[func.attr]
+            if needed is None or (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is needed):
+                refs = self.model_refs(func.value, frame)
+                site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value))
+                if body is not None and body.is_classmethod and func.attr == "eval" and body.evaluates is None:
+                    owner = (frame.class_qual or "").rpartition(".")[2]
+                    body.evaluates = Use(line, column, f"{site.what} in `{owner}.{body.name}()`", refs, frame.number, site.target)
+                if refs:
+                    self.facts.inference.append(site)
+                return
+        if names & _CAPTURES and first is not None:
+            refs = self.model_refs(first, frame)
+            if refs:
+                self.facts.inference.append(
+                    Use(line, column, f"`{ast.unparse(func)}({ast.unparse(first)})`", refs, frame.number, ast.unparse(first), "capture")
+                )
+            return
+        if receiver:
+            self.facts.method_calls.append((receiver, func.attr, frame.number))  # type: ignore[union-attr]
+        called = self.model_refs(func, frame) if isinstance(func, (ast.Name, ast.Attribute)) else ()
+        if frame.under and called and not (isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS):
+            written = ast.unparse(func)
+            model = ast.unparse(func.value) if isinstance(func, ast.Attribute) and receiver else written
+            self.facts.inference.append(
+                Use(line, column, f"`{written}(...)` under `{frame.under}`", called, frame.number, model, "call")
+            )
+
+    def _fold(self, use: Use, frame: _Frame) -> None:
+        self.facts.folds.append(use)
+        self.facts.folding_scopes.add(frame.number)
+        if frame.body is not None:
+            frame.body.folds = True
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def serving_facts(tree: ast.Module, module: str, is_package: bool) -> ServingFacts:
+    """The serving-path facts of one parsed file."""
+    walker = _Walker(module, is_package)
+    for statement in tree.body:
+        walker.visit(statement)
+    return _Linker(walker).run()

@@ -1,0 +1,464 @@
+"""Link the serving-path facts of a project: who builds, serves and folds a weight-normed class.
+
+The question WN110 asks runs against the direction of imports: the class
+that applies weight norm sits in a model file, while the code that puts it in
+eval mode (and may fold it) sits in files that import it.  So the answer for
+a file cannot come from what it imports alone; it comes from its *project*:
+the directory tree its package belongs to (up to the nearest ``pyproject.toml``,
+``setup.py``, ``setup.cfg`` or ``.git``), read from disk whatever files the
+command line names.  Within it, only files that mention a name that matters
+(the classes holding the weight norm, the functions returning them, the
+methods that fold them) are parsed; the rest is a byte search.
+
+Test code (``tests/``, ``test_*.py``, ``conftest.py``) is not a serving path
+and is left out: a test that evaluates a model, or calls its removal method,
+says nothing about what the project does when it serves.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ...core import catalogue
+from ..project import Project
+from ..reading import SourceError, decode
+from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
+
+logger = logging.getLogger(__name__)
+
+#: A class or function of the project: (file, qualified name).
+Key = tuple[Path, str]
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_MARKER_LEVELS = 8
+#: A walk of more files than this is cut short (a home directory is not a project).
+MAX_PROJECT_FILES = 50_000
+_SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "node_modules", "test", "tests", "testing"})
+_MAX_DEPTH = 24
+
+
+def is_test_file(path: Path) -> bool:
+    name = path.name
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
+
+
+@dataclass(frozen=True)
+class Served:
+    """Where a class holding weight norm is put to inference, and the removal nobody calls."""
+
+    file: Path
+    site: Use
+    #: ``Class.method`` of a removal method defined for the model that nothing calls ("": none).
+    uncalled: str = ""
+    #: The class the application belongs to, as the message names it.
+    owner: str = ""
+
+
+@dataclass
+class _Pool:
+    """The parsed files of one project root, and the names searched for so far."""
+
+    root: Path
+    files: tuple[Path, ...]
+    searched: set[str] = field(default_factory=set)
+    #: file -> the searched names it mentions.
+    mentions: dict[Path, set[str]] = field(default_factory=dict)
+
+
+class ServingIndex:
+    """The serving-path facts of the project files a lint needs, parsed once per run."""
+
+    def __init__(self, project: Project, read: "callable[[Path], bytes | None]") -> None:  # type: ignore[valid-type]
+        self.project = project
+        self._read = read
+        self._facts: dict[Path, ServingFacts | None] = {}
+        self._pools: dict[Path, _Pool] = {}
+        self._lookups: dict[tuple[Path, str], tuple[Key, str] | None] = {}
+        self._instances: dict[tuple[Path, Ref], frozenset[Key]] = {}
+        self._verdicts: dict[Key, Served | None] = {}
+        #: Units found to carry some start's weight norm, and who builds each of them.
+        self._graph: dict[Key, set[Key]] = {}
+        self._parents: dict[Key, set[Key]] = {}
+
+    # -- files ----------------------------------------------------------------------
+    def facts(self, path: Path) -> ServingFacts | None:
+        if path in self._facts:
+            return self._facts[path]
+        self._facts[path] = None
+        data = self._read(path)
+        if data is None:
+            return None
+        try:
+            text = decode(data).text
+            tree = ast.parse(text, filename=str(path))
+        except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            logger.debug("%s: not read for the serving path: %s", path, error)
+            return None
+        location = self.project.locate(path)
+        found = serving_facts(tree, location.module, location.is_package)
+        del tree
+        self._facts[path] = found
+        return found
+
+    def root_of(self, path: Path) -> tuple[Path, bool]:
+        """The project directory of a file, and whether it was found by a marker (then walked whole)."""
+        location = self.project.locate(path)
+        top = location.home.parent if location.home != location.path else location.path.parent
+        current = top
+        for _ in range(_MARKER_LEVELS):
+            if any(os.path.exists(os.path.join(current, marker)) for marker in _MARKERS):
+                return current, True
+            parent = current.parent
+            if parent == current:
+                break
+            current = parent
+        return top, False
+
+    def _pool(self, path: Path) -> _Pool:
+        root, marked = self.root_of(path)
+        pool = self._pools.get(root)
+        if pool is None:
+            pool = self._pools[root] = _Pool(root, tuple(_project_files(root, whole=marked)))
+        return pool
+
+    def _search(self, pool: _Pool, names: Iterable[str]) -> None:
+        """Record which pool files mention any of ``names`` (one byte scan per file for the whole batch)."""
+        new = sorted({n for n in names if n and n not in pool.searched})
+        if not new:
+            return
+        pool.searched.update(new)
+        pattern = re.compile(rb"\b(" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")\b")
+        for file in pool.files:
+            data = self._read(file)
+            if data is None:
+                continue
+            found = {m.decode("utf-8", "replace") for m in set(pattern.findall(data))}
+            if found:
+                pool.mentions.setdefault(file, set()).update(found)
+
+    def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
+        return [file for file, found in pool.mentions.items() if found & names]
+
+    # -- names ------------------------------------------------------------------------
+    def lookup(self, file: Path, dotted: str, depth: int = 0) -> tuple[Key, str] | None:
+        """The project class or function a qualified name used in ``file`` stands for, and the rest of the name."""
+        if depth > _MAX_DEPTH or not dotted or dotted.partition(".")[0] in ("torch", "wnaudit"):
+            return None
+        memo = (file, dotted)
+        if memo in self._lookups:
+            return self._lookups[memo]
+        self._lookups[memo] = None  # a cycle of re-exports resolves to nothing
+        result = self._lookup(file, dotted, depth)
+        self._lookups[memo] = result
+        return result
+
+    def _lookup(self, file: Path, dotted: str, depth: int) -> tuple[Key, str] | None:
+        facts = self.facts(file)
+        if facts is None:
+            return None
+        module = facts.module
+        if module and dotted.startswith(module + "."):
+            found = self._member(file, facts, dotted[len(module) + 1 :], depth)
+            if found is not None:
+                return found
+        location = self.project.locate(file)
+        resolved = self.project.resolve(dotted, location)
+        if resolved is None:
+            return None
+        target, inner = resolved
+        target_facts = self.facts(target)
+        if target_facts is None or not inner:
+            return None
+        return self._member(target, target_facts, inner, depth)
+
+    def _member(self, file: Path, facts: ServingFacts, inner: str, depth: int) -> tuple[Key, str] | None:
+        head, _, rest = inner.partition(".")
+        qual = f"{facts.module}.{head}" if facts.module else head
+        if qual in facts.classes or qual in facts.functions:
+            return (file, qual), rest
+        values = [*facts.exports.get(head, ()), *(f"{m}.{head}" for m in facts.star_modules)]
+        for value in values:
+            found = self.lookup(file, f"{value}.{rest}" if rest else value, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _class(self, key: Key) -> ClassFacts | None:
+        facts = self.facts(key[0])
+        return facts.classes.get(key[1]) if facts is not None else None
+
+    def _function(self, key: Key) -> Body | None:
+        facts = self.facts(key[0])
+        return facts.functions.get(key[1]) if facts is not None else None
+
+    def instances(self, file: Path, ref: Ref, depth: int = 0) -> frozenset[Key]:
+        """The project classes an instance reference may be an instance of."""
+        memo = (file, ref)
+        cached = self._instances.get(memo)
+        if cached is not None:
+            return cached
+        if depth > _MAX_DEPTH:
+            return frozenset()
+        self._instances[memo] = frozenset()  # a loader returning what it loads resolves to nothing more
+        out: set[Key] = set()
+        if ref[0] == "new":
+            found = self.lookup(file, ref[1])
+            if found is not None:
+                key, rest = found
+                if self._class(key) is not None:
+                    out.add(key)  # the class, or what one of its classmethods builds (``from_pretrained``)
+                elif not rest:
+                    body = self._function(key)
+                    for returned in body.returns if body is not None else ():
+                        out |= self.instances(key[0], returned, depth + 1)
+        elif ref[0] == "attr":
+            facts = self.facts(file)
+            owner = facts.classes.get(ref[1]) if facts is not None else None
+            for value in owner.attrs.get(ref[2], ()) if owner is not None else ():
+                out |= self.instances(file, value, depth + 1)
+        result = frozenset(out)
+        self._instances[memo] = result
+        return result
+
+    def _resolved_all(self, file: Path, names: Iterable[str]) -> set[Key]:
+        out: set[Key] = set()
+        for name in names:
+            found = self.lookup(file, name)
+            if found is not None and not found[1]:
+                out.add(found[0])
+        return out
+
+    def bases(self, key: Key) -> list[Key]:
+        """The project classes a class inherits from, nearest first (its MRO within the project)."""
+        out: list[Key] = []
+        queue = [key]
+        seen = {key}
+        while queue:
+            current = queue.pop(0)
+            facts = self._class(current)
+            if facts is None:
+                continue
+            for base in self._resolved_all(current[0], facts.bases):
+                if base not in seen and self._class(base) is not None:
+                    seen.add(base)
+                    out.append(base)
+                    queue.append(base)
+        return out
+
+    # -- the question -------------------------------------------------------------------
+    def prepare(self, starts: Iterable[Key]) -> None:
+        """Find, for all ``starts`` at once, the project classes and functions that build them.
+
+        A class carries weight norm applied in a start when it builds a carrier
+        in its body (an attribute, a ``ModuleList`` member, a helper it calls)
+        or inherits from one; a function carries it when it calls or returns
+        one.  All starts of a run share the byte searches: a name is searched
+        once per project, whichever start asked.  Which carriers a start has
+        does not depend on the other starts (``carriers`` walks from it alone).
+        """
+        by_pool: dict[Path, list[Key]] = {}
+        for start in starts:
+            if start not in self._graph:
+                by_pool.setdefault(self._pool(start[0]).root, []).append(start)
+        for root, group in by_pool.items():
+            pool = self._pools[root]
+            known: set[Key] = set(group)
+            pending = {_short(k[1]) for k in group}
+            for key in group:
+                self._graph.setdefault(key, set())
+            while pending:
+                self._search(pool, pending)
+                pending = set()
+                names = {_short(k[1]) for k in known}
+                for file in dict.fromkeys([*(k[0] for k in group), *self._mentioning(pool, names)]):
+                    facts = self.facts(file)
+                    if facts is None:
+                        continue
+                    units: list[tuple[str, set[Key]]] = []
+                    for qual, cls in facts.classes.items():
+                        units.append((qual, self._resolved_all(file, (*cls.builds, *cls.bases))))
+                    for qual, body in facts.functions.items():
+                        reached = self._resolved_all(file, body.callees)
+                        for returned in body.returns:
+                            reached |= self.instances(file, returned)
+                        units.append((qual, reached))
+                    for qual, reached in units:
+                        key = (file, qual)
+                        children = reached & known
+                        if not children:
+                            continue
+                        for child in children:
+                            self._parents.setdefault(child, set()).add(key)
+                        if key not in known:
+                            known.add(key)
+                            self._graph.setdefault(key, set())
+                            pending.add(_short(qual))
+
+    def carriers(self, start: Key) -> set[Key]:
+        """``start`` and every project class or function that builds it, directly or through others."""
+        self.prepare([start])
+        out = {start}
+        queue = [start]
+        while queue:
+            for parent in self._parents.get(queue.pop(), ()):
+                if parent not in out:
+                    out.add(parent)
+                    queue.append(parent)
+        return out
+
+    def served(self, start: Key) -> Served | None:
+        """Where weight norm applied in ``start`` reaches inference unfolded (None: never, or folded)."""
+        if start in self._verdicts:
+            return self._verdicts[start]
+        self._verdicts[start] = None
+        result = self._served(start)
+        self._verdicts[start] = result
+        return result
+
+    def _served(self, start: Key) -> Served | None:
+        pool = self._pool(start[0])
+        carriers = self.carriers(start)
+        classes = {k for k in carriers if self._class(k) is not None}
+        if not classes:
+            return None
+        family = set(classes)
+        for key in classes:
+            family.update(self.bases(key))
+        folding = self._folding_methods(family)
+        self._search(pool, folding)
+        names = {_short(k[1]) for k in carriers} | folding
+        files = [f for f in dict.fromkeys([start[0], *self._mentioning(pool, names)]) if not is_test_file(f)]
+        live = self._live_methods(files)
+        sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        for file in files:
+            facts = self.facts(file)
+            if facts is None:
+                continue
+            for use in facts.folds:
+                if any(self.instances(file, r) & carriers for r in use.refs):
+                    return None  # folded on the way
+            for call in facts.helper_calls:
+                if any(self.instances(file, r) & carriers for r in call.refs) and any(
+                    self._function_folds(k, folding) for k in self._resolved_all(file, call.callee)
+                ):
+                    return None
+            for refs, name, _ in facts.method_calls:
+                if name in folding and any(self.instances(file, r) & carriers for r in refs):
+                    return None  # ``model.remove_weight_norm()``
+            for use in facts.inference:
+                if use.scope in facts.training_scopes or use.scope in facts.folding_scopes:
+                    continue
+                reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
+                if reached:
+                    sites.append((file, use, reached))
+        for key in sorted(family):
+            cls = self._class(key)
+            for name, body in sorted(cls.methods.items()) if cls is not None else ():
+                if name in folding and name in live and self._defines_fold(key, name, folding):
+                    return None  # a removal method something calls
+        for key in sorted(family):
+            cls = self._class(key)
+            for body in cls.methods.values() if cls is not None else ():
+                if body.evaluates is not None and not body.folds:  # a loader that folds what it loads is fine
+                    sites.append((key[0], body.evaluates, frozenset(classes)))
+        if not sites:
+            return None
+        sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
+        file, use, reached = sites[0]
+        return Served(file, use, self._uncalled(reached, family, folding, live), _short(start[1]))
+
+    # -- folds ------------------------------------------------------------------------
+    def _folding_methods(self, family: set[Key]) -> set[str]:
+        """Names of the methods in ``family`` that fold: they call a remover, or a method of that name that does."""
+        names: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for key in family:
+                cls = self._class(key)
+                for name, body in cls.methods.items() if cls is not None else ():
+                    if name in names:
+                        continue
+                    if body.folds or body.calls & names or any(
+                        self._function_folds(k, names) for k in self._resolved_all(key[0], body.callees)
+                    ):
+                        names.add(name)
+                        changed = True
+        return names
+
+    def _defines_fold(self, key: Key, name: str, folding: set[str]) -> bool:
+        cls = self._class(key)
+        body = cls.methods.get(name) if cls is not None else None
+        return body is not None and (body.folds or bool(body.calls & folding) or any(
+            self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees)
+        ))
+
+    def _function_folds(self, key: Key, folding: set[str], depth: int = 0) -> bool:
+        body = self._function(key)
+        if body is None or depth > 8:
+            return False
+        if body.folds or body.calls & folding:
+            return True
+        return any(self._function_folds(k, folding, depth + 1) for k in self._resolved_all(key[0], body.callees) if k != key)
+
+    def _live_methods(self, files: list[Path]) -> set[str]:
+        """Method names something calls: from code outside methods, or from methods that are themselves live."""
+        calls: set[tuple[str, str]] = set()
+        for file in files:
+            facts = self.facts(file)
+            if facts is not None:
+                calls |= facts.attribute_calls
+        live: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, caller in calls:
+                if name in live:
+                    continue
+                if caller == "" or caller in catalogue.IMPLICITLY_CALLED_METHODS or (caller in live and caller != name):
+                    live.add(name)
+                    changed = True
+        return live
+
+    def _uncalled(self, reached: frozenset[Key], family: set[Key], folding: set[str], live: set[str]) -> str:
+        for group in (sorted(reached), sorted(family - reached)):
+            for key in group:
+                cls = self._class(key)
+                for name in sorted(cls.methods) if cls is not None else ():
+                    if name in folding and name not in live and self._defines_fold(key, name, folding):
+                        return f"{_short(key[1])}.{name}()"
+        return ""
+
+
+def _short(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
+def _project_files(root: Path, whole: bool) -> Iterable[Path]:
+    """The project's Python files: the whole tree under a marked root, else the root's files and packages."""
+    count = 0
+    for directory, dirs, files in os.walk(root):
+        here = Path(directory)
+        if "pyvenv.cfg" in files:
+            dirs[:] = []
+            continue
+        dirs[:] = sorted(
+            d for d in dirs
+            if not d.startswith(".") and d not in _SKIPPED_DIRS
+            and (whole or os.path.isfile(os.path.join(directory, d, "__init__.py")))
+        )
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = here / name
+                if is_test_file(path):
+                    continue
+                count += 1
+                if count > MAX_PROJECT_FILES:
+                    logger.warning("%s: more than %d Python files; the serving-path search stops there", root, MAX_PROJECT_FILES)
+                    return
+                yield path
