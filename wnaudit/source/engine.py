@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures
+import dataclasses
 import logging
 import os
 from dataclasses import dataclass
@@ -248,6 +249,18 @@ def _to_finding(path: str, candidate: Candidate) -> Finding:
     )
 
 
+def _within(found: list[Candidate], files: frozenset[str]) -> list[Candidate]:
+    """``found`` with statement fixes kept only where their file is in this run (else: no fix offered).
+
+    A WN110 fix adds the fold to the serving file; a run that does not lint
+    that file does not write it, so the finding is not shown as fixable there.
+    """
+    return [
+        c if c.insert is None or c.insert.file in files else dataclasses.replace(c, insert=None)
+        for c in found
+    ]
+
+
 def _identity(candidate: Candidate) -> tuple:
     return (candidate.code, candidate.site.key)
 
@@ -269,7 +282,8 @@ def plan_fixes(
     """
     workspace = workspace or new_workspace(config)
     before = Context(summaries, workspace=workspace)
-    now = {s.path: candidates(s, before) for s in summaries}
+    files = frozenset(s.file or s.path for s in summaries)
+    now = {s.path: _within(candidates(s, before), files) for s in summaries}
     active = {s.path: _active(s, now[s.path], config) for s in summaries}
     migrated = frozenset(
         (path, c.site.key) for path, found in active.items() for c in found
@@ -279,7 +293,7 @@ def plan_fixes(
     plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
     for summary in summaries:
         existing = {_identity(c) for c in now[summary.path]}
-        post = candidates(summary, after) if migrated else now[summary.path]
+        post = _within(candidates(summary, after), files) if migrated else now[summary.path]
         chosen = {_identity(c) for c in _active(summary, post, config)}
         fixes = [
             c for c in post
@@ -416,7 +430,8 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
     config = config or Config()
     workspace = new_workspace(config)
     summary = _summarize_given(source, path, workspace)
-    found = _active(summary, candidates(summary, Context([summary], workspace=workspace)), config)
+    found = _within(candidates(summary, Context([summary], workspace=workspace)), frozenset({summary.file or summary.path}))
+    found = _active(summary, found, config)
     return sorted((_to_finding(path, c) for c in found), key=Finding.sort_key)
 
 

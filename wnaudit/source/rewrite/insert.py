@@ -80,7 +80,11 @@ class Inserter(cst.CSTTransformer):
             insert = candidate.insert
             assert insert is not None
             index = self._index(original, insert, outermost)
-            if index is None or (insert.line, insert.statement) in self._placed:
+            if index is None:
+                continue
+            if (insert.line, insert.statement) in self._placed:
+                if all(candidate is not other for other in self.done):
+                    self.done.append(candidate)  # one fold serves every finding that proposed it
                 continue
             self._placed.add((insert.line, insert.statement))
             statement = cst.parse_statement(insert.statement + self.module.default_newline, config=self.module.config_for_parsing)
