@@ -272,6 +272,7 @@ def _applies(code: str, unsafe_fixes: bool) -> bool:
 
 def plan_fixes(
     summaries: list[FileSummary], config: Config, unsafe_fixes: bool = True, workspace: Workspace | None = None,
+    run_files: frozenset[str] = frozenset(),
 ) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
     """Per path: (active findings now, fixes to apply).
 
@@ -279,10 +280,12 @@ def plan_fixes(
     migration would break are found by re-running the rules on the post-fix
     view and are fixed with it, even where WN101 itself is not selected.
     Without ``unsafe_fixes`` only fixes whose rule is ``Applicability.SAFE`` are planned.
+    ``run_files``: the resolved paths of every file in the run (a statement fix may go into
+    one that has no finding of its own); the summarised files are always in it.
     """
     workspace = workspace or new_workspace(config)
     before = Context(summaries, workspace=workspace)
-    files = frozenset(s.file or s.path for s in summaries)
+    files = run_files | frozenset(s.file or s.path for s in summaries)
     now = {s.path: _within(candidates(s, before), files) for s in summaries}
     active = {s.path: _active(s, now[s.path], config) for s in summaries}
     migrated = frozenset(
@@ -318,7 +321,9 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
             summaries.append(item.summary)
     config = options.config
     summaries = workspace.adopt(summaries)
-    plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace)
+    # Every file of the run by identity -> the path it was given as (statement fixes may target any of them).
+    given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
+    plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace, frozenset(given))
     if not (options.fix or options.diff):
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
@@ -338,8 +343,16 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
                 origin[id(candidate)] = summary.path
                 statements.setdefault(candidate.insert.file, []).append(candidate)
     found_keys = {(s.path, _identity(c)) for s in summaries for c in plan[s.path][0]}
-    for summary in summaries:
-        found, fixes = plan[summary.path]
+    summarised = {s.file or s.path for s in summaries}
+    extra = []
+    for file in sorted(set(statements) - summarised):
+        # A serving file with no finding of its own: summarised now, only to take the statement.
+        try:
+            extra.append(summarize_at(read_source_bytes(Path(given[file]), config.max_source_bytes), given[file], workspace.project.locate_input(given[file])))
+        except (OSError, SourceError) as error:
+            result.errors.append(InputError(given[file], f"fix not applied, file unchanged: {error}"))
+    for summary in [*summaries, *extra]:
+        found, fixes = plan.get(summary.path, ([], []))
         fixes = [c for c in fixes if c.insert is None] + statements.get(summary.file or summary.path, [])
         if not fixes:
             continue

@@ -1,0 +1,273 @@
+"""WN110 across files: the class that applies weight norm, the code that serves it, the fold on the way."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wnaudit.common.options import RunOptions
+from wnaudit.source import lint_files, lint_source
+
+MODEL = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+from torch.nn.utils.parametrize import remove_parametrizations
+
+
+class ResBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(weight_norm(nn.Conv1d(4, 4, 3, padding=1)) for _ in range(2))
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = x + conv(x)
+        return x
+
+    def remove_weight_norm(self):
+        for conv in self.convs:
+            remove_parametrizations(conv, "weight")
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = nn.Conv1d(80, 4, 7, padding=3)
+        self.blocks = nn.ModuleList(ResBlock() for _ in range(2))
+
+    def forward(self, mel):
+        x = self.pre(mel)
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+    def remove_weight_norm(self):
+        for block in self.blocks:
+            block.remove_weight_norm()
+"""
+
+SERVE_UNFOLDED = """
+import torch
+
+from .model import Generator
+
+
+def load():
+    model = Generator()
+    model.eval()
+    return model
+
+
+def synthesize(mel):
+    model = load()
+    with torch.inference_mode():
+        return model(mel)
+"""
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    """The source files under ``paths``, as the CLI's walk finds them."""
+    return [f for p in paths for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p])]
+
+
+def _wn110(paths: list[Path]) -> list[tuple[str, int, str]]:
+    result = lint_files(_files(paths), RunOptions())
+    assert result.errors == []
+    return [(Path(f.path).name, f.line, f.message) for f in result.findings if f.code == "WN110"]
+
+
+@pytest.fixture
+def voc(tmp_path: Path) -> Path:
+    return _project(tmp_path, {"voc/__init__.py": "", "voc/model.py": MODEL, "voc/serve.py": SERVE_UNFOLDED})
+
+
+def test_never_called_removal_in_a_contained_block_is_reported_at_the_application(voc: Path):
+    """The seed's bug: the removal methods exist, nothing on the serving path calls them."""
+    found = _wn110([voc / "voc" / "model.py"])
+    assert [(name, line) for name, line, _ in found] == [("model.py", 9)]
+    message = found[0][2]
+    assert "`voc/serve.py:8` (`model.eval()`)" in message
+    assert "`ResBlock.remove_weight_norm()` exists but nothing calls it" in message or (
+        "`Generator.remove_weight_norm()` exists but nothing calls it" in message
+    )
+    assert "wnaudit.fold_weight_norm(model)" in message
+
+
+def test_the_model_file_alone_gives_the_whole_tree_answer(voc: Path):
+    """pre-commit passes only the staged model file: the serving code is read from the project anyway."""
+    model = voc / "voc" / "model.py"
+    alone = _wn110([model])
+    assert alone == _wn110([voc])
+    assert alone == [
+        (Path(f.path).name, f.line, f.message) for f in lint_source(model.read_text(), str(model)) if f.code == "WN110"
+    ]
+    assert _wn110([voc / "voc" / "serve.py"]) == []  # findings only for the files asked about
+
+
+def test_a_removal_method_the_serving_path_calls_is_a_fold(voc: Path):
+    (voc / "voc" / "serve.py").write_text(SERVE_UNFOLDED.replace("    model.eval()\n", "    model.remove_weight_norm()\n    model.eval()\n"))
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+def test_a_fold_in_another_module_reached_through_imports(voc: Path):
+    (voc / "voc" / "utils.py").write_text("import wnaudit\n\n\ndef prepare(model):\n    wnaudit.fold_weight_norm(model)\n    return model\n")
+    (voc / "voc" / "serve.py").write_text(
+        SERVE_UNFOLDED.replace("from .model import Generator\n", "from .model import Generator\nfrom .utils import prepare\n")
+        .replace("    model.eval()\n", "    prepare(model)\n    model.eval()\n")
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+def test_model_apply_of_a_remover_is_a_fold(voc: Path):
+    (voc / "voc" / "serve.py").write_text(
+        "import torch\nfrom torch.nn.utils.parametrize import remove_parametrizations\n\nfrom .model import Generator\n\n\n"
+        "def fold(module):\n    if hasattr(module, 'parametrizations'):\n        remove_parametrizations(module, 'weight')\n\n\n"
+        "def load():\n    model = Generator()\n    model.apply(fold)\n    return model.eval()\n"
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+def test_training_only_use_is_not_reported(voc: Path):
+    (voc / "voc" / "serve.py").unlink()
+    (voc / "train.py").write_text(
+        "import torch\n\nfrom voc.model import Generator\n\n\n"
+        "def main(batches):\n    model = Generator()\n    optimizer = torch.optim.Adam(model.parameters())\n"
+        "    for mel, audio in batches:\n        loss = (model(mel) - audio).pow(2).mean()\n"
+        "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n"
+        "    model.eval()  # validation\n"
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+def test_tests_are_not_a_serving_path(voc: Path):
+    (voc / "voc" / "serve.py").unlink()
+    (voc / "tests").mkdir()
+    (voc / "tests" / "test_model.py").write_text(
+        "import torch\n\nfrom voc.model import Generator\n\n\ndef test_runs():\n    model = Generator().eval()\n"
+        "    with torch.no_grad():\n        model(torch.randn(1, 80, 8))\n"
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+def test_from_pretrained_eval_in_a_base_class_of_another_module(tmp_path: Path):
+    root = _project(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/base.py": """
+            import torch
+            import torch.nn as nn
+
+
+            class PretrainedModel(nn.Module):
+                @classmethod
+                def from_pretrained(cls, path):
+                    model = cls()
+                    model.load_state_dict(torch.load(path, weights_only=True))
+                    model.eval()
+                    return model
+            """,
+        "lib/codec.py": """
+            import torch.nn as nn
+            from torch.nn.utils import parametrizations
+
+            from .base import PretrainedModel
+
+
+            def WNConv1d(*args, **kwargs):
+                return parametrizations.weight_norm(nn.Conv1d(*args, **kwargs))
+
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = WNConv1d(1, 4, 7)
+
+
+            class CodecModel(PretrainedModel):
+                def __init__(self):
+                    super().__init__()
+                    self.encoder = Encoder()
+            """,
+    })
+    found = _wn110([root / "lib" / "codec.py"])
+    assert [(name, line) for name, line, _ in found] == [("codec.py", 8)]  # the helper's application, once
+    assert "`lib/base.py:10` (`model.eval()` in `PretrainedModel.from_pretrained()`)" in found[0][2]
+
+
+def test_a_loader_function_in_another_file_links_the_serving_code(tmp_path: Path):
+    root = _project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/model.py": MODEL,
+        "pkg/loading.py": "from .model import Generator\n\n\ndef load_generator():\n    return Generator()\n",
+        "serve.py": "import torch\n\nfrom pkg.loading import load_generator\n\nvocoder = load_generator()\nvocoder = torch.compile(vocoder)\n",
+    })
+    found = _wn110([root / "pkg" / "model.py"])
+    assert len(found) == 1 and "`serve.py:6` (`torch.compile(vocoder)`)" in found[0][2]
+
+
+def test_parametrize_cached_around_inference_is_a_fold(voc: Path):
+    (voc / "voc" / "serve.py").write_text(
+        "import torch\nfrom torch.nn.utils import parametrize\n\nfrom .model import Generator\n\n\n"
+        "def synthesize(mel):\n    model = Generator().eval()\n    with parametrize.cached():\n        return model(mel)\n"
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+def test_spectral_norm_is_not_this_rule(tmp_path: Path):
+    root = _project(tmp_path, {
+        "d.py": "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import spectral_norm\n\n\n"
+        "class D(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = spectral_norm(nn.Conv1d(1, 1, 3))\n\n\nd = D().eval()\n",
+    })
+    assert _wn110([root / "d.py"]) == []
+
+
+def test_same_named_modules_of_another_project_do_not_count(tmp_path: Path):
+    """An unrelated project's ``voc/serve.py`` (with its own ``Generator``) never serves this one's."""
+    mine = _project(tmp_path / "mine", {"voc/__init__.py": "", "voc/model.py": MODEL})
+    _project(tmp_path / "other", {
+        "voc/__init__.py": "", "voc/model.py": MODEL, "voc/serve.py": SERVE_UNFOLDED,
+    })
+    assert _wn110([mine / "voc" / "model.py"]) == []
+    theirs = _wn110([tmp_path / "other"])
+    assert [(name, line) for name, line, _ in theirs] == [("model.py", 9)]
+    assert _wn110([mine / "voc" / "model.py", tmp_path / "other"]) == theirs  # mine still silent beside it
+
+
+def test_cross_file_fix_folds_in_the_serving_file_and_the_model_then_serves(voc: Path):
+    """--fix --unsafe-fixes on the package: the fold goes into serve.py; lint is clean; the model runs folded."""
+    result = lint_files(_files([voc / "voc"]), RunOptions(fix=True, unsafe_fixes=True))
+    assert [f.code for f in result.fixed] == ["WN110"]
+    serve = (voc / "voc" / "serve.py").read_text()
+    assert "import wnaudit\n" in serve
+    assert "    model.eval()\n    wnaudit.fold_weight_norm(model)\n    return model\n" in serve
+    assert _wn110([voc]) == []
+    script = (
+        "import torch\nfrom voc.serve import load, synthesize\n"
+        "m = load()\nassert not any(hasattr(x, 'parametrizations') for x in m.modules())\n"
+        "assert type(m.blocks[0].convs[0].weight) is torch.nn.Parameter\n"
+        "print(tuple(synthesize(torch.randn(1, 80, 8)).shape))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=voc, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(1, 4, 8)"
+
+
+def test_without_unsafe_fixes_nothing_is_written(voc: Path):
+    before = (voc / "voc" / "serve.py").read_text()
+    result = lint_files(_files([voc / "voc"]), RunOptions(fix=True))
+    assert result.fixed == [] and (voc / "voc" / "serve.py").read_text() == before
+    assert [f.code for f in result.findings] == ["WN110"]
