@@ -1,4 +1,4 @@
-"""Property: a file's findings depend only on it and the code it imports.
+"""Property: a file's findings depend only on the code: it, what it imports, and (WN110) its project.
 
 hypothesis builds small packages (classes inheriting across modules, a
 module choosing the spelling at import time, removals in other modules)
@@ -30,6 +30,15 @@ REMOVALS = {
     "modern": "from torch.nn.utils.parametrize import remove_parametrizations\n\n"
     "def fold{i}():\n    remove_parametrizations({cls}().conv, 'weight')\n",
 }
+#: How a module uses a class of the package (WN110 reads these across the project).
+USES = {
+    "none": "",
+    "serve": "\n\ndef serve{i}():\n    model = {cls}()\n    model.eval()\n    return model\n",
+    "train": "import torch\n\n\ndef train{i}():\n    model = {cls}()\n    opt = torch.optim.SGD(model.parameters(), 0.1)\n"
+    "    model.train()\n    model.eval()\n",
+    "fold": "import wnaudit\n\n\ndef serve{i}():\n    model = {cls}()\n    wnaudit.fold_weight_norm(model)\n    return model.eval()\n",
+    "method": "\n\ndef serve{i}():\n    model = {cls}()\n    model.fold()\n    return model.eval()\n",
+}
 COMPAT = (
     "try:\n    from torch.nn.utils.parametrizations import weight_norm\n"
     "except ImportError:\n    from torch.nn.utils import weight_norm\n"
@@ -41,11 +50,14 @@ module_spec = st.tuples(
     st.sampled_from(sorted(REMOVALS)),
     st.integers(min_value=-1, max_value=3),  # whose class the removal targets
     st.booleans(),  # absolute or relative import
+    st.sampled_from(sorted(USES)),
+    st.integers(min_value=-1, max_value=3),  # whose class the use serves
+    st.booleans(),  # the class has a fold() method removing its weight norm
 )
 
 
 def _module(i: int, spec: tuple, count: int) -> str:
-    norm, base, removal, target, absolute = spec
+    norm, base, removal, target, absolute, use, served, method = spec
     lines = ["import torch.nn as nn\n", NORMS[norm].format(i=i)]
     base_name = "nn.Module"
     if 0 <= base < i:
@@ -57,12 +69,20 @@ def _module(i: int, spec: tuple, count: int) -> str:
         f"\n\nclass C{i}({base_name}):\n    def __init__(self):\n        super().__init__()\n"
         f"        self.conv = {applied}{noqa}\n"
     )
+    if method:
+        lines.append("\n    def fold(self):\n        import torch\n        torch.nn.utils.parametrize.remove_parametrizations(self.conv, 'weight')\n")
     if removal != "none":
         cls = f"C{i}"
         if 0 <= target < count and target != i:
             lines.append(f"from {'pkg' if absolute else ''}.m{target} import C{target}\n")
             cls = f"C{target}"
         lines.append("\n" + REMOVALS[removal].format(i=i, cls=cls))
+    if use != "none":
+        cls = f"C{i}"
+        if 0 <= served < count and served != i:
+            lines.append(f"from {'pkg' if absolute else ''}.m{served} import C{served}\n")
+            cls = f"C{served}"
+        lines.append(USES[use].format(i=i, cls=cls))
     return "".join(lines)
 
 

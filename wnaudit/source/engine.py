@@ -17,7 +17,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..common.atomic import atomic_write_bytes
 from ..common.config import Config
@@ -261,6 +261,11 @@ def _within(found: list[Candidate], files: frozenset[str]) -> list[Candidate]:
     ]
 
 
+def _rules_for(config: Config, summary: FileSummary) -> Callable[[str], bool]:
+    """The codes the run reports for a file (a project-wide rule runs only for those)."""
+    return lambda code: config.enabled(code, summary.path)
+
+
 def _identity(candidate: Candidate) -> tuple:
     return (candidate.code, candidate.site.key)
 
@@ -286,7 +291,7 @@ def plan_fixes(
     workspace = workspace or new_workspace(config)
     before = Context(summaries, workspace=workspace)
     files = run_files | frozenset(s.file or s.path for s in summaries)
-    now = {s.path: _within(candidates(s, before), files) for s in summaries}
+    now = {s.path: _within(candidates(s, before, _rules_for(config, s)), files) for s in summaries}
     active = {s.path: _active(s, now[s.path], config) for s in summaries}
     migrated = frozenset(
         (path, c.site.key) for path, found in active.items() for c in found
@@ -296,7 +301,7 @@ def plan_fixes(
     plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
     for summary in summaries:
         existing = {_identity(c) for c in now[summary.path]}
-        post = _within(candidates(summary, after), files) if migrated else now[summary.path]
+        post = _within(candidates(summary, after, _rules_for(config, summary)), files) if migrated else now[summary.path]
         chosen = {_identity(c) for c in _active(summary, post, config)}
         fixes = [
             c for c in post
@@ -368,7 +373,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
         summaries = [fixed_summaries.get(s.path, s) for s in summaries]
         final = Context(summaries, workspace=new_workspace(config))
         for summary in summaries:
-            result.findings.extend(_to_finding(summary.path, c) for c in _active(summary, candidates(summary, final), config))
+            result.findings.extend(_to_finding(summary.path, c) for c in _active(summary, candidates(summary, final, _rules_for(config, summary)), config))
     else:
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])
@@ -443,7 +448,10 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
     config = config or Config()
     workspace = new_workspace(config)
     summary = _summarize_given(source, path, workspace)
-    found = _within(candidates(summary, Context([summary], workspace=workspace)), frozenset({summary.file or summary.path}))
+    found = _within(
+        candidates(summary, Context([summary], workspace=workspace), _rules_for(config, summary)),
+        frozenset({summary.file or summary.path}),
+    )
     found = _active(summary, found, config)
     return sorted((_to_finding(path, c) for c in found), key=Finding.sort_key)
 

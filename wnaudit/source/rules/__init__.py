@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Callable
 
 from ...common.findings import CodeInfo
 from ..context import Context
@@ -49,8 +50,18 @@ def all_rules() -> list[type[Rule]]:
     return list(RULES)
 
 
-def candidates(summary: FileSummary, context: Context) -> list[Candidate]:
-    out = [c for rule in RULES for c in rule().check(summary, context)]
+def candidates(summary: FileSummary, context: Context, enabled: "Callable[[str], bool] | None" = None) -> list[Candidate]:
+    """The file's candidates from every rule.
+
+    ``enabled`` says which codes the run reports: a rule that reads the whole
+    project (``Rule.project_wide``) runs only when it accepts its code; the
+    others always run, since a fix may need their findings (WN103 migrates
+    the removals WN101 would report).
+    """
+    out = [
+        c for rule in RULES if not rule.project_wide or enabled is None or enabled(rule.code)
+        for c in rule().check(summary, context)
+    ]
     out.sort(key=lambda c: (c.site.line, c.site.column, c.code))
     return out
 

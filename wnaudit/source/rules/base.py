@@ -130,6 +130,8 @@ class Rule:
     applicability: ClassVar[Applicability]
     VALID: ClassVar[tuple[Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
+    #: The rule reads the file's whole project, not just the file and its imports: it runs only when selected.
+    project_wide: ClassVar[bool] = False
 
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
         raise NotImplementedError

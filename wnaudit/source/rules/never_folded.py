@@ -52,6 +52,7 @@ class NeverFoldedWeightNorm(Rule):
     title = "weight norm applied and never folded on an inference path"
     severity = Severity.WARNING
     applicability = Applicability.UNSAFE
+    project_wide = True
     VALID = (
         # Used only by training code: the eval() is a validation step.
         Valid(

@@ -40,6 +40,11 @@ _MARKER_LEVELS = 8
 MAX_PROJECT_FILES = 50_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "node_modules", "test", "tests", "testing"})
 _MAX_DEPTH = 24
+#: Words a fold helper's file must contain: the removers' names, ``wnaudit`` (its folds) and ``onnx.export``.
+_FOLD_WORDS = tuple(sorted({
+    api.rpartition(".")[2] for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM
+    for api in s.remove_apis
+} | {"fold_weight_norm", "wnaudit", "onnx.export"}))
 
 
 def is_test_file(path: Path) -> bool:
@@ -84,6 +89,12 @@ class ServingIndex:
         #: Units found to carry some start's weight norm, and who builds each of them.
         self._graph: dict[Key, set[Key]] = {}
         self._parents: dict[Key, set[Key]] = {}
+        #: Last parts of the names of every unit found to carry weight norm: only such names are resolved.
+        self._interesting: set[str] = set()
+        self._bases: dict[Key, list[Key]] = {}
+        self._mentioned: dict[tuple[Path, str], bool] = {}
+        #: Per project root: last parts of the names of the functions that fold (a remover, ``wnaudit.fold*``).
+        self._fold_helpers: dict[Path, frozenset[str]] = {}
 
     # -- files ----------------------------------------------------------------------
     def facts(self, path: Path) -> ServingFacts | None:
@@ -114,8 +125,8 @@ class ServingIndex:
             if any(os.path.exists(os.path.join(current, marker)) for marker in _MARKERS):
                 return current, True
             parent = current.parent
-            if parent == current:
-                break
+            if parent == current or _skipped(current.name):
+                break  # a walk from above would not enter this directory (``.cache``, ``site-packages``)
             current = parent
         return top, False
 
@@ -127,17 +138,23 @@ class ServingIndex:
         return pool
 
     def _search(self, pool: _Pool, names: Iterable[str]) -> None:
-        """Record which pool files mention any of ``names`` (one byte scan per file for the whole batch)."""
+        """Record which pool files mention any of ``names`` as code (one pass per file for the whole batch).
+
+        A mention that is a whole string literal (``"EncodecModel"`` in a
+        lazy-import table or an auto mapping) is not code the rule can follow,
+        and does not make the file worth parsing.
+        """
         new = sorted({n for n in names if n and n not in pool.searched})
         if not new:
             return
         pool.searched.update(new)
-        pattern = re.compile(rb"\b(" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")\b")
+        pattern = re.compile(rb"(?<![\w'\"])(" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")\b|(?<![\w])(?:" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")(?![\w'\"])")
+        words = [n.encode("utf-8") for n in new]
         for file in pool.files:
             data = self._read(file)
-            if data is None:
+            if data is None or not any(word in data for word in words):
                 continue
-            found = {m.decode("utf-8", "replace") for m in set(pattern.findall(data))}
+            found = {m.group(0).decode("utf-8", "replace") for m in pattern.finditer(data)}
             if found:
                 pool.mentions.setdefault(file, set()).update(found)
 
@@ -181,12 +198,28 @@ class ServingIndex:
         qual = f"{facts.module}.{head}" if facts.module else head
         if qual in facts.classes or qual in facts.functions:
             return (file, qual), rest
-        values = [*facts.exports.get(head, ()), *(f"{m}.{head}" for m in facts.star_modules)]
+        values = list(facts.exports.get(head, ()))
+        if facts.star_modules:
+            location = self.project.locate(file)
+            for star in facts.star_modules:
+                # A star import can only bring ``head`` from a module whose text names it: a byte search
+                # spares walking the hundreds of star imports of a large package ``__init__``.
+                found = self.project.module_file(star, location)
+                if found is not None and found.suffix == ".py" and self._mentions(found, head):
+                    values.append(f"{star}.{head}")
         for value in values:
             found = self.lookup(file, f"{value}.{rest}" if rest else value, depth + 1)
             if found is not None:
                 return found
         return None
+
+    def _mentions(self, path: Path, name: str) -> bool:
+        key = (path, name)
+        found = self._mentioned.get(key)
+        if found is None:
+            data = self._read(path) or b""
+            found = self._mentioned[key] = re.search(rb"\b" + re.escape(name.encode("utf-8")) + rb"\b", data) is not None
+        return found
 
     def _class(self, key: Key) -> ClassFacts | None:
         facts = self.facts(key[0])
@@ -206,7 +239,7 @@ class ServingIndex:
             return frozenset()
         self._instances[memo] = frozenset()  # a loader returning what it loads resolves to nothing more
         out: set[Key] = set()
-        if ref[0] == "new":
+        if ref[0] == "new" and self._interesting.intersection(ref[1].split(".")):
             found = self.lookup(file, ref[1])
             if found is not None:
                 key, rest = found
@@ -225,9 +258,16 @@ class ServingIndex:
         self._instances[memo] = result
         return result
 
-    def _resolved_all(self, file: Path, names: Iterable[str]) -> set[Key]:
+    def _resolved_all(self, file: Path, names: Iterable[str], only: "set[str] | frozenset[str] | None" = None) -> set[Key]:
+        """The project units ``names`` stand for; with ``only``, just the names whose last part is in it.
+
+        Resolving a name may walk re-exports and star imports of large
+        ``__init__`` files; ``only`` keeps that to the names that can matter.
+        """
         out: set[Key] = set()
         for name in names:
+            if only is not None and name.rpartition(".")[2] not in only:
+                continue
             found = self.lookup(file, name)
             if found is not None and not found[1]:
                 out.add(found[0])
@@ -235,6 +275,9 @@ class ServingIndex:
 
     def bases(self, key: Key) -> list[Key]:
         """The project classes a class inherits from, nearest first (its MRO within the project)."""
+        cached = self._bases.get(key)
+        if cached is not None:
+            return cached
         out: list[Key] = []
         queue = [key]
         seen = {key}
@@ -248,6 +291,7 @@ class ServingIndex:
                     seen.add(base)
                     out.append(base)
                     queue.append(base)
+        self._bases[key] = out
         return out
 
     # -- the question -------------------------------------------------------------------
@@ -269,35 +313,47 @@ class ServingIndex:
             pool = self._pools[root]
             known: set[Key] = set(group)
             pending = {_short(k[1]) for k in group}
+            self._interesting.update(pending)
             for key in group:
                 self._graph.setdefault(key, set())
+            names = set(pending)
             while pending:
                 self._search(pool, pending)
                 pending = set()
-                names = {_short(k[1]) for k in known}
-                for file in dict.fromkeys([*(k[0] for k in group), *self._mentioning(pool, names)]):
-                    facts = self.facts(file)
-                    if facts is None:
-                        continue
-                    units: list[tuple[str, set[Key]]] = []
-                    for qual, cls in facts.classes.items():
-                        units.append((qual, self._resolved_all(file, (*cls.builds, *cls.bases))))
-                    for qual, body in facts.functions.items():
-                        reached = self._resolved_all(file, body.callees)
-                        for returned in body.returns:
-                            reached |= self.instances(file, returned)
-                        units.append((qual, reached))
-                    for qual, reached in units:
-                        key = (file, qual)
-                        children = reached & known
-                        if not children:
-                            continue
-                        for child in children:
-                            self._parents.setdefault(child, set()).add(key)
-                        if key not in known:
-                            known.add(key)
-                            self._graph.setdefault(key, set())
-                            pending.add(_short(qual))
+                files = list(dict.fromkeys([*(k[0] for k in group), *self._mentioning(pool, names)]))
+                changed = True
+                while changed:  # chains inside the files found so far, before searching for the new names
+                    changed = False
+                    for file in files:
+                        for qual, reached in self._units(file, names):
+                            key = (file, qual)
+                            children = reached & known
+                            for child in children:
+                                self._parents.setdefault(child, set()).add(key)
+                            if children and key not in known:
+                                known.add(key)
+                                self._graph.setdefault(key, set())
+                                short = _short(qual)
+                                if short not in names:
+                                    names.add(short)
+                                    pending.add(short)
+                                    self._interesting.add(short)
+                                changed = True
+
+    def _units(self, file: Path, names: set[str]) -> list[tuple[str, set[Key]]]:
+        """The file's classes and functions, each with the project units named ``names`` it builds, inherits or returns."""
+        facts = self.facts(file)
+        if facts is None:
+            return []
+        units: list[tuple[str, set[Key]]] = []
+        for qual, cls in facts.classes.items():
+            units.append((qual, self._resolved_all(file, (*cls.builds, *cls.bases), names)))
+        for qual, body in facts.functions.items():
+            reached = self._resolved_all(file, body.callees, names)
+            for returned in body.returns:
+                reached |= self.instances(file, returned)
+            units.append((qual, reached))
+        return units
 
     def carriers(self, start: Key) -> set[Key]:
         """``start`` and every project class or function that builds it, directly or through others."""
@@ -342,9 +398,10 @@ class ServingIndex:
             for use in facts.folds:
                 if any(self.instances(file, r) & carriers for r in use.refs):
                     return None  # folded on the way
+            helpers = self._helpers_of(file)
             for call in facts.helper_calls:
                 if any(self.instances(file, r) & carriers for r in call.refs) and any(
-                    self._function_folds(k, folding) for k in self._resolved_all(file, call.callee)
+                    self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)
                 ):
                     return None
             for refs, name, _ in facts.method_calls:
@@ -376,6 +433,7 @@ class ServingIndex:
     def _folding_methods(self, family: set[Key]) -> set[str]:
         """Names of the methods in ``family`` that fold: they call a remover, or a method of that name that does."""
         names: set[str] = set()
+        helpers = self._helpers_of(next(iter(family))[0]) if family else frozenset()
         changed = True
         while changed:
             changed = False
@@ -385,7 +443,7 @@ class ServingIndex:
                     if name in names:
                         continue
                     if body.folds or body.calls & names or any(
-                        self._function_folds(k, names) for k in self._resolved_all(key[0], body.callees)
+                        self._function_folds(k, names) for k in self._resolved_all(key[0], body.callees, helpers)
                     ):
                         names.add(name)
                         changed = True
@@ -395,7 +453,7 @@ class ServingIndex:
         cls = self._class(key)
         body = cls.methods.get(name) if cls is not None else None
         return body is not None and (body.folds or bool(body.calls & folding) or any(
-            self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees)
+            self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees, self._helpers_of(key[0]))
         ))
 
     def _function_folds(self, key: Key, folding: set[str], depth: int = 0) -> bool:
@@ -404,7 +462,25 @@ class ServingIndex:
             return False
         if body.folds or body.calls & folding:
             return True
-        return any(self._function_folds(k, folding, depth + 1) for k in self._resolved_all(key[0], body.callees) if k != key)
+        helpers = self._helpers_of(key[0])
+        return any(
+            self._function_folds(k, folding, depth + 1) for k in self._resolved_all(key[0], body.callees, helpers) if k != key
+        )
+
+    def _helpers_of(self, file: Path) -> frozenset[str]:
+        """Names of the project's fold helpers: functions that call a remover or a fold API (found by a byte search)."""
+        pool = self._pool(file)
+        found = self._fold_helpers.get(pool.root)
+        if found is None:
+            self._search(pool, _FOLD_WORDS)
+            names: set[str] = set()
+            for path in self._mentioning(pool, set(_FOLD_WORDS)):
+                facts = self.facts(path)
+                for qual, body in facts.functions.items() if facts is not None else ():
+                    if body.folds:
+                        names.add(_short(qual))
+            found = self._fold_helpers[pool.root] = frozenset(names)
+        return found
 
     def _live_methods(self, files: list[Path]) -> set[str]:
         """Method names something calls: from code outside methods, or from methods that are themselves live."""
@@ -435,6 +511,11 @@ class ServingIndex:
         return ""
 
 
+def _skipped(name: str) -> bool:
+    """A directory the project walk does not enter: hidden ones, caches, installed code, tests."""
+    return name.startswith(".") or name in _SKIPPED_DIRS
+
+
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
 
@@ -449,7 +530,7 @@ def _project_files(root: Path, whole: bool) -> Iterable[Path]:
             continue
         dirs[:] = sorted(
             d for d in dirs
-            if not d.startswith(".") and d not in _SKIPPED_DIRS
+            if not _skipped(d)
             and (whole or os.path.isfile(os.path.join(directory, d, "__init__.py")))
         )
         for name in sorted(files):
