@@ -60,7 +60,7 @@ class Context:
         if self._serving is None:
             from .serving.index import ServingIndex
 
-            self._serving = ServingIndex(self.workspace.project, self.workspace.source_bytes)
+            self._serving = ServingIndex(self.workspace.project, self.workspace.source_bytes, self.workspace.import_edges)
         return self._serving
 
     # -- files ----------------------------------------------------------------

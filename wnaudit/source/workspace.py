@@ -75,6 +75,14 @@ class Workspace:
         """The file's bytes as this run sees them: the content a caller gave for it, else the disk's."""
         return self._data(path)
 
+    def import_edges(self, path: Path) -> list[tuple[ImportBinding, Path]]:
+        """The file's import bindings whose module is a project file (module or package ``__init__``), with that file."""
+        data = self._data(path)
+        if data is None:
+            return []
+        location = self.project.locate(path)
+        return [(b, found) for items in self._bindings(location.path, data).values() for b, found in items if found.suffix]
+
     def _bindings(self, path: Path, data: bytes) -> dict[str, list[tuple[ImportBinding, Path]]]:
         """The file's import bindings whose module is a project file (or namespace directory), by bound name."""
         cached = self._deps.get(path)

@@ -23,10 +23,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ...core import catalogue
-from ..project import Project
+from ..project import ImportBinding, Project
 from ..reading import SourceError, decode
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
 
@@ -73,14 +73,22 @@ class _Pool:
     searched: set[str] = field(default_factory=set)
     #: file -> the searched names it mentions.
     mentions: dict[Path, set[str]] = field(default_factory=dict)
+    #: file -> the pool files importing it (built on first need), and the transitive closure per file.
+    importers: "dict[Path, set[tuple[Path, str, str]]] | None" = None
+    reach: dict[tuple[Path, str], set[Path]] = field(default_factory=dict)
 
 
 class ServingIndex:
     """The serving-path facts of the project files a lint needs, parsed once per run."""
 
-    def __init__(self, project: Project, read: "callable[[Path], bytes | None]") -> None:  # type: ignore[valid-type]
+    def __init__(
+        self, project: Project, read: Callable[[Path], "bytes | None"],
+        imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"],
+    ) -> None:
         self.project = project
         self._read = read
+        #: A file's import bindings with the project file each reaches (modules and package ``__init__``).
+        self._imports = imports
         self._facts: dict[Path, ServingFacts | None] = {}
         self._pools: dict[Path, _Pool] = {}
         self._lookups: dict[tuple[Path, str], tuple[Key, str] | None] = {}
@@ -137,9 +145,10 @@ class ServingIndex:
             pool = self._pools[root] = _Pool(root, tuple(_project_files(root, whole=marked)))
         return pool
 
-    def _search(self, pool: _Pool, names: Iterable[str]) -> None:
+    def _search(self, pool: _Pool, names: Iterable[str], within: "set[Path] | None" = None) -> None:
         """Record which pool files mention any of ``names`` as code (one pass per file for the whole batch).
 
+        ``within``: only these files (the ones that can import where the names are defined).
         A mention that is a whole string literal (``"EncodecModel"`` in a
         lazy-import table or an auto mapping) is not code the rule can follow,
         and does not make the file worth parsing.
@@ -150,13 +159,47 @@ class ServingIndex:
         pool.searched.update(new)
         pattern = re.compile(rb"(?<![\w'\"])(" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")\b|(?<![\w])(?:" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")(?![\w'\"])")
         words = [n.encode("utf-8") for n in new]
-        for file in pool.files:
+        for file in pool.files if within is None else [f for f in pool.files if f in within]:
             data = self._read(file)
             if data is None or not any(word in data for word in words):
                 continue
             found = {m.group(0).decode("utf-8", "replace") for m in pattern.finditer(data)}
             if found:
                 pool.mentions.setdefault(file, set()).update(found)
+
+    def _reach(self, pool: _Pool, file: Path, name: str) -> set[Path]:
+        """``file`` and the pool files that can name its ``name`` through imports the resolver follows.
+
+        A file importing the name (or ``*``) from ``file`` binds it, and so
+        may re-export it to its own importers; a file importing ``file`` as
+        a module can use ``module.name`` but re-exports nothing.  Names are
+        searched for in these files alone: elsewhere they cannot stand for
+        what ``file`` defines.
+        """
+        if pool.importers is None:
+            pool.importers = {}
+            for importer in pool.files:
+                for binding, target in self._imports(importer):
+                    pool.importers.setdefault(target, set()).add((importer, binding.bound, binding.attribute))
+        found = pool.reach.get((file, name))
+        if found is None:
+            found = {file}
+            queue = [(file, name)]
+            seen = set(queue)
+            while queue:
+                current, bound_as = queue.pop()
+                for importer, bound, attribute in pool.importers.get(current, ()):
+                    if attribute == "*" and bound != "*":
+                        found.add(importer)  # ``import pkg.model`` / ``from pkg import model``: ``model.Name``
+                        continue
+                    if attribute == bound_as or attribute == "*":
+                        found.add(importer)
+                        step = (importer, bound_as if attribute == "*" else bound)
+                        if step not in seen:
+                            seen.add(step)
+                            queue.append(step)
+            pool.reach[(file, name)] = found
+        return found
 
     def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
         return [file for file, found in pool.mentions.items() if found & names]
@@ -317,8 +360,10 @@ class ServingIndex:
             for key in group:
                 self._graph.setdefault(key, set())
             names = set(pending)
+            defined = {(k[0], _short(k[1])) for k in group}
             while pending:
-                self._search(pool, pending)
+                within = set().union(*(self._reach(pool, f, n) for f, n in defined if n in pending))
+                self._search(pool, pending, within)
                 pending = set()
                 files = list(dict.fromkeys([*(k[0] for k in group), *self._mentioning(pool, names)]))
                 changed = True
@@ -332,6 +377,7 @@ class ServingIndex:
                                 self._parents.setdefault(child, set()).add(key)
                             if children and key not in known:
                                 known.add(key)
+                                defined.add((file, _short(qual)))
                                 self._graph.setdefault(key, set())
                                 short = _short(qual)
                                 if short not in names:
