@@ -123,6 +123,16 @@ def test_a_removal_method_the_serving_path_calls_is_a_fold(voc: Path):
     assert _wn110([voc / "voc" / "model.py"]) == []
 
 
+def test_a_removal_method_called_on_every_submodule_is_a_fold(voc: Path):
+    """``for m in model.modules(): m.remove_weight_norm()``: the receiver is no known model, the call still folds."""
+    (voc / "voc" / "serve.py").write_text(SERVE_UNFOLDED.replace(
+        "    model.eval()\n",
+        "    for module in model.modules():\n        if hasattr(module, 'remove_weight_norm'):\n"
+        "            module.remove_weight_norm()\n    model.eval()\n",
+    ))
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
 def test_a_fold_in_another_module_reached_through_imports(voc: Path):
     (voc / "voc" / "utils.py").write_text("import wnaudit\n\n\ndef prepare(model):\n    wnaudit.fold_weight_norm(model)\n    return model\n")
     (voc / "voc" / "serve.py").write_text(
@@ -153,14 +163,16 @@ def test_training_only_use_is_not_reported(voc: Path):
     assert _wn110([voc / "voc" / "model.py"]) == []
 
 
-def test_tests_are_not_a_serving_path(voc: Path):
+@pytest.mark.parametrize("where", ["tests/test_model.py", "test_model.py", "voc/model_test.py", "conftest.py"])
+def test_tests_are_not_a_serving_path(voc: Path, where: str):
     (voc / "voc" / "serve.py").unlink()
-    (voc / "tests").mkdir()
-    (voc / "tests" / "test_model.py").write_text(
+    (voc / where).parent.mkdir(exist_ok=True)
+    (voc / where).write_text(
         "import torch\n\nfrom voc.model import Generator\n\n\ndef test_runs():\n    model = Generator().eval()\n"
         "    with torch.no_grad():\n        model(torch.randn(1, 80, 8))\n"
     )
     assert _wn110([voc / "voc" / "model.py"]) == []
+    assert _wn110([voc / "voc" / "model.py", voc / where]) == []  # named on the command line too
 
 
 def test_from_pretrained_eval_in_a_base_class_of_another_module(tmp_path: Path):

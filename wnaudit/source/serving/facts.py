@@ -481,8 +481,8 @@ class _Linker:
                     Use(line, column, f"`{ast.unparse(func)}({ast.unparse(first)})`", refs, frame.number, ast.unparse(first), "capture")
                 )
             return
-        if receiver:
-            self.facts.method_calls.append((receiver, func.attr, frame.number))  # type: ignore[union-attr]
+        if receiver and isinstance(func, ast.Attribute):
+            self.facts.method_calls.append((receiver, func.attr, frame.number))
         called = self.model_refs(func, frame) if isinstance(func, (ast.Name, ast.Attribute)) else ()
         if frame.under and called and not (isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS):
             written = ast.unparse(func)

@@ -247,8 +247,8 @@ class ServingIndex:
             for star in facts.star_modules:
                 # A star import can only bring ``head`` from a module whose text names it: a byte search
                 # spares walking the hundreds of star imports of a large package ``__init__``.
-                found = self.project.module_file(star, location)
-                if found is not None and found.suffix == ".py" and self._mentions(found, head):
+                module = self.project.module_file(star, location)
+                if module is not None and module.suffix == ".py" and self._mentions(module, head):
                     values.append(f"{star}.{head}")
         for value in values:
             found = self.lookup(file, f"{value}.{rest}" if rest else value, depth + 1)
