@@ -108,3 +108,68 @@ def test_flake8_on_the_one_file_reports_the_bug(tmp_path: Path):
     assert len(lines) == 1 and lines[0].startswith(f"voc/serve.py:{BUG_LINE}:5: WN101 "), proc.stdout + proc.stderr
     whole = lint_files(sorted((project / "voc").glob("*.py")), RunOptions()).findings
     assert [(Path(f.path).name, f.code, f.line, f.column) for f in whole] == [("serve.py", "WN101", BUG_LINE, 5)]
+
+
+#: WN110's bug sits in the model file, its cause in the serving file nobody stages: the vocoder is
+#: put in eval mode and never folded.
+SERVING_FILES = {
+    "voc/__init__.py": "",
+    "voc/serve.py": """\
+        from voc.model import Vocoder
+
+        def load():
+            model = Vocoder()
+            model.eval()
+            return model
+        """,
+}
+MODEL = """\
+    import torch.nn as nn
+    from torch.nn.utils.parametrizations import weight_norm
+
+    class Vocoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = weight_norm(nn.Conv1d(80, 1, 7))
+    """
+MODEL_LINE = 7
+
+
+@needs_tools
+def test_pre_commit_with_only_the_model_file_staged_reports_the_unfolded_serving_path(tmp_path: Path, hook_repo: Path):
+    project = tmp_path / "project"
+    for name, text in SERVING_FILES.items():
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    _git("init", "-q", cwd=project)
+    _git("add", "-A", cwd=project)
+    _git("commit", "-q", "-m", "the serving code", cwd=project)
+    (project / "voc" / "model.py").write_text(textwrap.dedent(MODEL))
+    _git("add", "voc/model.py", cwd=project)
+    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "wnaudit", "--files", "voc/model.py", "--color", "never"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=480,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert re.search(rf"voc/model\.py:{MODEL_LINE}:\d+: WN110", output), output
+    assert "serve.py:" not in output.replace("voc/serve.py:5", "")  # cited, never reported itself
+
+
+def test_flake8_on_the_model_file_reports_the_unfolded_serving_path(tmp_path: Path):
+    project = tmp_path / "project"
+    for name, text in {**SERVING_FILES, "voc/model.py": MODEL}.items():
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    proc = subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", "--select", "WN", "voc/model.py"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"voc/model.py:{MODEL_LINE}:21: WN110 "), proc.stdout + proc.stderr
+    assert "voc/serve.py:5" in lines[0]
