@@ -164,6 +164,8 @@ class NeverFoldedWeightNorm(Rule):
         index = context.serving()
         index.prepare((file, unit) for s in context.summaries for file, unit, _ in _starts(s))
         for file, unit, position in starts:
+            if not index.applied((file, unit), summary.applications[position].site.line):
+                continue
             served = index.served((file, unit))
             if served is None:
                 continue

@@ -77,6 +77,10 @@ class Body:
     #: A classmethod or staticmethod that puts what it builds in eval mode (``from_pretrained``).
     evaluates: Use | None = None
     is_classmethod: bool = False
+    #: The last line of the definition (an application between ``line`` and this is in it).
+    end_line: int = 0
+    #: ``self.eval()`` / ``self.requires_grad_(False)`` in this method (in ``__init__``: the class serves itself).
+    evaluates_self: Use | None = None
 
 
 @dataclass
@@ -234,12 +238,12 @@ class _Walker(ast.NodeVisitor):
         class_qual, self_name, method = outer.class_qual, outer.self_name, outer.method
         in_class_body = outer.scope.kind == "class" and class_qual is not None and outer.scope.qualname == class_qual
         if in_class_body:
-            body = Body(node.name, node.lineno, is_classmethod=is_classmethod)
+            body = Body(node.name, node.lineno, is_classmethod=is_classmethod, end_line=node.end_lineno or node.lineno)
             self.facts.classes[class_qual].methods.setdefault(node.name, body)  # type: ignore[index]
             self_name = positional[0].arg if positional and not is_classmethod else None
             method = node.name
         elif outer.scope is self.module_scope:
-            body = Body(qualname, node.lineno)
+            body = Body(qualname, node.lineno, end_line=node.end_lineno or node.lineno)
             self.facts.functions[qualname] = body
         elif self_name is not None and any(a.arg == self_name for a in (*positional, *node.args.kwonlyargs)):
             self_name = None  # ``self`` shadowed in a nested function
@@ -425,7 +429,10 @@ class _Linker:
         body = frame.body
         if isinstance(func, ast.Attribute) and not any(n.partition(".")[0] in API_ROOTS for n in names):
             # ``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
-            self.facts.attribute_calls.add((func.attr, frame.method))
+            # A call on a known model counts for that model only (``method_calls``); one on anything else
+            # (a loop over ``modules()``, a parameter) may reach any class with a method of that name.
+            if not self.model_refs(func.value, frame):
+                self.facts.attribute_calls.add((func.attr, frame.method))
             if body is not None:
                 body.calls.add(func.attr)
         if body is not None:
@@ -468,6 +475,11 @@ class _Linker:
             if needed is None or (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is needed):
                 refs = self.model_refs(func.value, frame)
                 site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value))
+                if (
+                    body is not None and frame.self_name is not None and isinstance(func.value, ast.Name)
+                    and func.value.id == frame.self_name and body.evaluates_self is None
+                ):
+                    body.evaluates_self = Use(line, column, f"`{ast.unparse(node)}` in `{(frame.class_qual or '').rpartition('.')[2]}.{body.name}()`", (), frame.number, "self")
                 if body is not None and body.is_classmethod and func.attr == "eval" and body.evaluates is None:
                     owner = (frame.class_qual or "").rpartition(".")[2]
                     body.evaluates = Use(line, column, f"{site.what} in `{owner}.{body.name}()`", refs, frame.number, site.target)

@@ -40,6 +40,8 @@ _MARKER_LEVELS = 8
 MAX_PROJECT_FILES = 50_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "node_modules", "test", "tests", "testing"})
 _MAX_DEPTH = 24
+#: The methods that building an instance runs.
+_CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__"})
 #: Words a fold helper's file must contain: the removers' names, ``wnaudit`` (its folds) and ``onnx.export``.
 _FOLD_WORDS = tuple(sorted({
     api.rpartition(".")[2] for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM
@@ -413,6 +415,37 @@ class ServingIndex:
                     queue.append(parent)
         return out
 
+    def applied(self, start: Key, line: int) -> bool:
+        """Does building the class apply the weight norm written at ``line``?
+
+        An application in ``__init__`` (or a method it calls, or a helper
+        function) does; one in a method only something else may call
+        (``apply_weight_norm()`` for training, a conversion script) is not
+        counted: the model as built and served has no weight norm from it.
+        """
+        cls = self._class(start)
+        if cls is None:
+            return True
+        method = next((b for b in cls.methods.values() if b.line <= line <= b.end_line), None)
+        if method is None or method.name in _CONSTRUCTION:
+            return True
+        builders = {k for k in self.carriers(start) if self._class(k) is not None}
+        family = set(builders)
+        for key in builders:
+            family.update(self.bases(key))
+        reached: set[str] = set()
+        pending = set(_CONSTRUCTION)
+        while pending:
+            name = pending.pop()
+            for key in family:
+                facts = self._class(key)
+                body = facts.methods.get(name) if facts is not None else None
+                if body is not None:
+                    for called in body.calls - reached:
+                        reached.add(called)
+                        pending.add(called)
+        return method.name in reached
+
     def served(self, start: Key) -> Served | None:
         """Where weight norm applied in ``start`` reaches inference unfolded (None: never, or folded)."""
         if start in self._verdicts:
@@ -469,6 +502,8 @@ class ServingIndex:
             for body in cls.methods.values() if cls is not None else ():
                 if body.evaluates is not None and not body.folds:  # a loader that folds what it loads is fine
                     sites.append((key[0], body.evaluates, frozenset(classes)))
+                if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
+                    sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
         if not sites:
             return None
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
