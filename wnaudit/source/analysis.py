@@ -79,6 +79,7 @@ class _Collector(ast.NodeVisitor):
         self.opaque_classes: set[str] = set()
         #: (class, attribute) -> (line, call position or None) of each hand-over of ``self.<attribute>``.
         self.handed: dict[tuple[str, str], list[tuple[int, tuple[int, int, int, int] | None]]] = {}
+        self.callees: dict[str, ast.Name] = {}
 
     # -- bindings -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -287,6 +288,8 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = _slim(node.func)
+        if isinstance(func, ast.Name):  # one node per callee name: a file of n calls to ``f`` keeps one ``f``
+            func = self.callees.setdefault(func.id, func)
         first = _first_argument(node)
         site = self.positions.site(node, self.unit)
         target = ""
@@ -341,7 +344,7 @@ def _slim(node: ast.expr | None, depth: int = 0) -> ast.expr | None:
     if node is None or depth > 64:
         return None
     if isinstance(node, ast.Name):
-        return node
+        return ast.Name(id=node.id)  # no positions: they would keep four attributes (two of them ints) per name
     if isinstance(node, ast.Attribute):
         value = _slim(node.value, depth + 1)
         return ast.Attribute(value=value, attr=node.attr) if value is not None else None
