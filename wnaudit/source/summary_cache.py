@@ -15,7 +15,8 @@ containers pickle spells with opcodes): a damaged or foreign file is ignored,
 never run.  One file per entry, replaced whole (temporary file +
 ``os.replace``); the directory is bounded (``MAX_TOTAL_BYTES``, the entries
 written longest ago go first).  Any failure to write disables the cache for
-the run, with a debug log line, never an error.
+the run, with a debug log line, never an error.  Directories of other
+versions unused for 30 days are removed, as the syntax cache's are.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 from . import model
 from .model import FileSummary
 from .project import Location
-from .syntax_cache import cache_root, disabled_by_env, version_key
+from .syntax_cache import cache_root, disabled_by_env, prune_stale, version_key
 
 logger = logging.getLogger(__name__)
 
@@ -153,3 +154,4 @@ class SummaryCache:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
                     total -= size
+        prune_stale(self.directory, _TEMP_SUFFIX)

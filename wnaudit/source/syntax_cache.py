@@ -240,15 +240,19 @@ class SyntaxCache:
         self._shards[shard] = merged
 
     def _prune_stale(self) -> None:
-        """Remove other versions' cache directories nobody used for ``STALE_SECONDS``, and old temporary files."""
-        now = time.time()
-        with contextlib.suppress(OSError):
-            for sibling in self.directory.parent.iterdir():
-                if sibling != self.directory and sibling.is_dir() and now - sibling.stat().st_mtime > STALE_SECONDS:
-                    shutil.rmtree(sibling, ignore_errors=True)
-            for temp in self.directory.glob(f"*{_TEMP_SUFFIX}"):
-                if now - temp.stat().st_mtime > 3600:  # left by a killed run
-                    temp.unlink()
+        prune_stale(self.directory)
+
+
+def prune_stale(directory: Path, temp_suffix: str = _TEMP_SUFFIX) -> None:
+    """Remove other versions' cache directories nobody used for ``STALE_SECONDS``, and old temporary files."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for sibling in directory.parent.iterdir():
+            if sibling != directory and sibling.is_dir() and now - sibling.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(sibling, ignore_errors=True)
+        for temp in directory.glob(f"*{temp_suffix}"):
+            if now - temp.stat().st_mtime > 3600:  # left by a killed run
+                temp.unlink()
 
 
 def _serialize(shard: _Shard) -> bytes:

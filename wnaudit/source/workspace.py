@@ -69,7 +69,7 @@ class Workspace:
         self._scans: dict[Path, _Scan | None] = {}
         self._definitions: dict[Path, frozenset[str]] = {}
         self._deps: dict[Path, dict[str, list[tuple[ImportBinding, Path]]]] = {}
-        self._statements: dict[tuple[int, tuple[str, ...], RawImport], list[tuple[ImportBinding, Path | None]]] = {}
+        self._statements: dict[tuple[int, tuple[str, ...], RawImport], list[tuple[ImportBinding, Path]]] = {}
 
     # -- reading ------------------------------------------------------------
     def _data(self, path: Path) -> bytes | None:
@@ -110,23 +110,25 @@ class Workspace:
         if cached is None:
             location = self.project.locate(path)
             package = package_of(location)
-            pairs: dict[tuple[ImportBinding, Path | None], None] = {}  # in order, once each (``bindings_of``)
+            found_by: dict[ImportBinding, Path] = {}  # in order, once each (``bindings_of``): a binding names one file
+            statements = self._statements
             for statement in facts.imports:
                 base = relative_base(statement, package)
                 if base is None:
                     continue
                 # Files that see modules alike share the resolution of a statement (``from ...utils import x``).
                 key = (location.view, base, statement)
-                resolved = self._statements.get(key)
+                resolved = statements.get(key)
                 if resolved is None:
-                    resolved = self._statements[key] = [
-                        (binding, self.project.module_file(binding.module, location))
-                        for binding in statement_bindings(statement, base)
+                    resolved = statements[key] = [
+                        (binding, found) for binding in statement_bindings(statement, base)
+                        if (found := self.project.module_file(binding.module, location)) is not None
                     ]
-                pairs.update(dict.fromkeys(resolved))
+                for binding, found in resolved:
+                    found_by.setdefault(binding, found)
             cached = {}
-            for binding, found in pairs:
-                if found is not None and found != path:
+            for binding, found in found_by.items():
+                if found != path:
                     cached.setdefault(binding.bound, []).append((binding, found))
             self._deps[path] = cached
         return cached
@@ -203,7 +205,14 @@ class Workspace:
         if facts.names_api:
             return True
         location = self.project.locate(path)
-        return any(self.may_export_api(dep, binding.attribute) for binding, dep in self._all_bindings(location.path, facts))
+        exports, may_export_api = self._exports_api, self.may_export_api
+        for binding, dep in self._all_bindings(location.path, facts):
+            known = exports.get((dep, binding.attribute))  # a finished answer never changes: ask only what is open
+            if known is None:
+                known = may_export_api(dep, binding.attribute)
+            if known:
+                return True
+        return False
 
     def may_export_api(self, path: Path, name: str) -> bool:
         """Could the module ``path`` hold a torch API under the attribute ``name`` (``*``: any attribute)?
