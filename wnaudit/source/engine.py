@@ -24,7 +24,7 @@ from ..common.atomic import atomic_write_bytes
 from ..common.config import Config
 from ..common.findings import Applicability, Finding, InputError, RunResult, finding
 from ..common.options import RunOptions
-from .analysis import Aliases, analyze
+from .analysis import Aliases, analyze, cyclic_gc_paused
 from .context import Context
 from .diff import unified_patch
 from .fixer import FixError, apply_fixes
@@ -260,11 +260,12 @@ def _scan_all(
     names = [str(p) for p in files]
     results: list[_Scanned | None] = []
     tasks: list[tuple[int, int, bool]] = []  # (index, size, analyse)
-    for index, name in enumerate(names):
-        done, size, analyse = _prefilter(name, max_bytes, workspace, cache)
-        results.append(done)
-        if done is None:
-            tasks.append((index, size, analyse))
+    with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
+        for index, name in enumerate(names):
+            done, size, analyse = _prefilter(name, max_bytes, workspace, cache)
+            results.append(done)
+            if done is None:
+                tasks.append((index, size, analyse))
     located = {index: workspace.project.locate_input(names[index]) for index, _, analyse in tasks if analyse}
     workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(tasks))
     total = sum(size for _, size, _ in tasks)
