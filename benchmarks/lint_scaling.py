@@ -10,7 +10,7 @@ Two generated inputs:
 Each measurement is a fresh process that imports wnaudit, lints one small
 example file (so the modules the lint loads lazily are in), records its peak
 RSS (the interpreter with wnaudit loaded), lints the one file in-process
-(``jobs=1``) and records the lint's wall time and the new peak RSS; the
+(``jobs=1``, no cache: every round analyses the file) and records the lint's wall time and the new peak RSS; the
 extra RSS divided by the file's size is the "bytes per byte" figure.  Sizes
 alternate inside each round; medians of ``--runs`` rounds are reported with
 the ratio of each size's time to the previous (half) size's.
@@ -38,10 +38,10 @@ from pathlib import Path
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 warm = Path(sys.argv[2])  # a tiny file first: modules the lint imports lazily count as the interpreter
-lint_files([warm], RunOptions(jobs=1))
+lint_files([warm], RunOptions(jobs=1, cache=False))
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
-result = lint_files([Path(sys.argv[1])], RunOptions(jobs=1))
+result = lint_files([Path(sys.argv[1])], RunOptions(jobs=1, cache=False))  # no cache: every round analyses
 wall = time.perf_counter() - start
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"wall_s": wall, "extra_kib": after - before, "findings": len(result.findings)}))

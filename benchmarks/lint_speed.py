@@ -10,9 +10,13 @@ TorchFix is far slower (libcst metadata on every file), so by default it runs
 on a deterministic sample of files and its time is extrapolated by line count;
 the output says so.
 
-wnaudit runs three ways: cold with ``--no-cache``, cold with an empty syntax
-cache (it writes the cache: a fresh ``WNAUDIT_CACHE_DIR`` each run) and warm
-(a cache primed once before the rounds); the cache never changes the output.
+wnaudit runs three ways: cold with ``--no-cache``, cold with an empty cache
+(it writes the cache: a fresh ``WNAUDIT_CACHE_DIR`` each run) and warm (a
+cache primed once before the rounds); the cache never changes the output.
+Every wnaudit arm imports wnaudit from compiled bytecode, as an installed
+package does: ``PYTHONDONTWRITEBYTECODE`` is dropped and the bytecode goes to
+a scratch ``PYTHONPYCACHEPREFIX`` (compiled by the priming run), never into
+the repository.  ``--source-bytecode`` keeps the environment's setting instead.
 
     python benchmarks/lint_speed.py --runs 5
     python benchmarks/lint_speed.py --runs 7 --skip-torchfix --ruff /tmp/ruffenv/bin/ruff
@@ -83,6 +87,7 @@ def main() -> None:
     parser.add_argument("--torchfix-sample", type=int, default=40, help="files for TorchFix (0: whole tree, very slow)")
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--ruff", type=Path, help="a ruff executable to use (then nothing is installed when --skip-torchfix)")
+    parser.add_argument("--source-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE as the environment has it")
     args = parser.parse_args()
 
     tree = ensure_tree(args.version)
@@ -95,10 +100,14 @@ def main() -> None:
     one_file = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", "transformers/models/univnet/modeling_univnet.py"]
     ruff = [str(args.ruff or tools / "ruff"), "check", "--no-cache", "--isolated", "-q", "--exit-zero", "transformers"]
     scratch = Path(tempfile.mkdtemp(prefix="wnaudit-bench-cache-"))
-    warm_env = {**os.environ, "WNAUDIT_CACHE_DIR": str(scratch / "warm")}
+    base_env = dict(os.environ)
+    if not args.source_bytecode:
+        base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        base_env["PYTHONPYCACHEPREFIX"] = str(scratch / "bytecode")
+    warm_env = {**base_env, "WNAUDIT_CACHE_DIR": str(scratch / "warm")}
     subprocess.run(wnaudit, cwd=tree, env=warm_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # primes it
     arms = {
-        "wnaudit (cold, --no-cache)": (wnaudit + ["--no-cache"], None),
+        "wnaudit (cold, --no-cache)": (wnaudit + ["--no-cache"], base_env),
         "wnaudit (cold, writes the cache)": (wnaudit, "fresh"),
         "wnaudit (warm)": (wnaudit, warm_env),
         "wnaudit (one file, warm)": (one_file, warm_env),
@@ -108,13 +117,15 @@ def main() -> None:
     for round_ in range(args.runs):
         for name, (command, env) in arms.items():
             if env == "fresh":
-                env = {**os.environ, "WNAUDIT_CACHE_DIR": str(scratch / f"cold-{round_}")}
+                env = {**base_env, "WNAUDIT_CACHE_DIR": str(scratch / f"cold-{round_}")}
             results[name].append(measure(command, tree, env if isinstance(env, dict) else None))
     shutil.rmtree(scratch, ignore_errors=True)
 
     summary = {
         "tree": f"transformers {args.version} wheel: {len(files)} files, {total_lines} lines",
         "runs": args.runs,
+        "bytecode": "environment's setting" if args.source_bytecode else "compiled once (scratch PYTHONPYCACHEPREFIX)",
+        "load_average_1min_at_end": os.getloadavg()[0],
     }
     for name, samples in results.items():
         summary[name] = {
@@ -137,6 +148,9 @@ def main() -> None:
     ruff_wall = max(summary["ruff check --no-cache"]["wall_s_median"], 1e-9)
     for name in ("wnaudit (cold, --no-cache)", "wnaudit (warm)"):
         summary[f"{name} / ruff wall ratio"] = round(summary[name]["wall_s_median"] / ruff_wall, 2)
+        summary[f"{name} / ruff wall ratio (paired, median)"] = round(statistics.median(
+            w[0] / r[0] for w, r in zip(results[name], results["ruff check --no-cache"])
+        ), 3)
     summary["warm / cold wall ratio (paired, median)"] = round(statistics.median(
         w[0] / c[0] for w, c in zip(results["wnaudit (warm)"], results["wnaudit (cold, --no-cache)"])
     ), 3)

@@ -84,14 +84,14 @@ def test_worker_processes_give_the_same_result(tmp_path, monkeypatch):
         (tmp_path / f"m{index}.py").write_text(BUGGY.format(comment="" if index % 2 else "  # noqa: WN101"))
     (tmp_path / "broken.py").write_text("weight_norm(\n")
     files = sorted(tmp_path.glob("*.py"))
-    serial = lint_files(files, RunOptions(jobs=1))
+    serial = lint_files(files, RunOptions(jobs=1, cache=False))  # no cache: the second run must parse in workers
     monkeypatch.setattr(engine, "PARALLEL_BYTES", 0)
     calls = []
     real_pool = engine.concurrent.futures.ProcessPoolExecutor
     monkeypatch.setattr(
         engine.concurrent.futures, "ProcessPoolExecutor", lambda **kw: calls.append(kw) or real_pool(**kw)
     )
-    parallel = lint_files(files, RunOptions(jobs=2))
+    parallel = lint_files(files, RunOptions(jobs=2, cache=False))
     assert calls == [{"max_workers": 2}]
     assert parallel.findings == serial.findings and parallel.errors == serial.errors
     assert [f.code for f in serial.findings].count("WN101") == 3 and len(serial.errors) == 1

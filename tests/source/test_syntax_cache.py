@@ -108,12 +108,17 @@ def test_the_same_content_elsewhere_is_a_hit(tmp_path: Path, cache_dir: Path, pa
     assert errors == [(str(second[0]), _answer(first)[1][0][1])]
 
 
-def test_analysed_files_are_not_cached(tmp_path: Path, cache_dir: Path) -> None:
+def test_analysed_files_get_no_verdict_but_their_summary_is_cached(tmp_path: Path, cache_dir: Path) -> None:
     source = "import torch\nm = torch.nn.utils.weight_norm(torch.nn.Linear(2, 2))\n"
     paths = _tree(tmp_path / "src", {"model.py": source})
     findings, errors = _answer(paths)
     assert findings and not errors
-    assert _shard_files(cache_dir) == []
+    cache = SyntaxCache.open()
+    assert cache is not None
+    assert cache.get(digest_of(source.encode())) is None  # the analysis parses it every run: no verdict is stored
+    assert cache.get_facts(digest_of(source.encode())) is not None
+    assert list((cache_dir / "summaries").rglob("*.pickle"))
+    assert _answer(paths) == (findings, errors)
 
 
 def test_no_cache_option_reads_and_writes_nothing(tmp_path: Path, cache_dir: Path, parses: list[str]) -> None:

@@ -79,6 +79,7 @@ class _Collector(ast.NodeVisitor):
         self.opaque_classes: set[str] = set()
         #: (class, attribute) -> (line, call position or None) of each hand-over of ``self.<attribute>``.
         self.handed: dict[tuple[str, str], list[tuple[int, tuple[int, int, int, int] | None]]] = {}
+        self.callees: dict[str, ast.Name] = {}
 
     # -- bindings -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -287,6 +288,8 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = _slim(node.func)
+        if isinstance(func, ast.Name):  # one node per callee name: a file of n calls to ``f`` keeps one ``f``
+            func = self.callees.setdefault(func.id, func)
         first = _first_argument(node)
         site = self.positions.site(node, self.unit)
         target = ""
@@ -341,7 +344,7 @@ def _slim(node: ast.expr | None, depth: int = 0) -> ast.expr | None:
     if node is None or depth > 64:
         return None
     if isinstance(node, ast.Name):
-        return node
+        return ast.Name(id=node.id)  # no positions: they would keep four attributes (two of them ints) per name
     if isinstance(node, ast.Attribute):
         value = _slim(node.value, depth + 1)
         return ast.Attribute(value=value, attr=node.attr) if value is not None else None
@@ -487,8 +490,9 @@ Aliases = dict[str, frozenset[str]]
 
 
 #: Source is parsed in pieces of about this many characters (whole top-level statements):
-#: the syntax tree of a piece is freed once walked, so memory follows the piece, not the file.
-CHUNK_CHARS = 1 << 16
+#: the syntax tree of a piece is freed once walked, so memory follows the piece, not the file
+#: (a 64 K piece's tree and parser state were a fixed ~6 MiB on top of every big file).
+CHUNK_CHARS = 1 << 14
 #: A line that may start a top-level statement: code at column 0 that does not continue one.
 _TOP_STATEMENT = re.compile(r"^(?![ \t\r\f#)\]}]|else\b|elif\b|except\b|finally\b|$)", re.M)
 

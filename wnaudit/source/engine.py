@@ -15,6 +15,8 @@ import concurrent.futures
 import dataclasses
 import logging
 import os
+import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -23,15 +25,16 @@ from ..common.atomic import atomic_write_bytes
 from ..common.config import Config
 from ..common.findings import Applicability, Finding, InputError, RunResult, finding
 from ..common.options import RunOptions
-from .analysis import Aliases, analyze
+from .analysis import Aliases, analyze, cyclic_gc_paused
 from .context import Context
 from .diff import unified_patch
 from .fixer import FixError, apply_fixes
 from . import notebook
 from .model import FileSummary
 from .project import Location, Project
-from .reading import SourceError, decode, may_have_findings, read_source_bytes
+from .reading import SourceError, decode, read_source_bytes
 from .rules import BY_CODE, Candidate, candidates
+from .summary_cache import SummaryCache
 from .syntax_cache import OK, SyntaxCache, digest_of
 from .workspace import Workspace
 
@@ -56,13 +59,54 @@ def _syntax_message(error: SyntaxError) -> str:
 
 
 def check_syntax(text: str, path: str) -> None:
-    """SourceError (one line) when ``text`` is not valid Python; the same parse ``analyze`` does, nothing kept."""
+    """SourceError (one line) when ``text`` is not valid Python: the verdict of the parse ``analyze`` does, nothing kept.
+
+    The bytecode compiler runs the same parser without building Python objects
+    for the tree (about a third cheaper), so a file it accepts without a word
+    is valid; anything else (an error, a warning, deep nesting) gets the
+    tree-building parse, whose verdict is the answer.
+    """
+    if _compiles_quietly(text, path):
+        return
+    try:  # inline, not a call: how deep a tree can be built depends on the stack depth of the parse
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        raise SourceError(_syntax_message(error)) from error
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
+
+
+def parse_syntax(text: str, path: str) -> None:
+    """``check_syntax`` by building the tree, as ``ast.parse`` does: the reference verdict (for tests and benchmarks)."""
     try:
         compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         raise SourceError(_syntax_message(error)) from error
     except (ValueError, RecursionError, MemoryError) as error:
         raise SourceError(f"cannot parse: {type(error).__name__}: {error}") from error
+
+
+def _compiles_quietly(text: str, path: str) -> bool:
+    """True when the bytecode compiler accepts ``text`` with no warning and a third of the recursion budget to spare.
+
+    The compiler checks more than the parser (``return`` outside a function, ``nonlocal``,
+    ``__future__`` names) and warns where the parser does not: those answers are never used,
+    only "accepted quietly".  Building the tree nests a level or so deeper than compiling
+    does, so the compiler runs with two thirds of the recursion limit: what it accepts
+    nests far below the depth at which building the tree fails.
+    """
+    limit = sys.getrecursionlimit()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sys.setrecursionlimit(max(limit * 2 // 3, 1))
+            try:
+                compile(text, path, "exec", dont_inherit=True)
+            finally:
+                sys.setrecursionlimit(limit)
+    except Exception:  # noqa: BLE001 - any failure: the tree-building parse decides
+        return False
+    return not caught
 
 
 def summarize(
@@ -98,9 +142,11 @@ def _summarize_located(data: bytes, path: str, location: Location, aliases: Alia
     return summarize_at(data, path, location, aliases)
 
 
-def new_workspace(config: Config | None = None) -> Workspace:
+def new_workspace(
+    config: Config | None = None, cache: SyntaxCache | None = None, summaries: SummaryCache | None = None,
+) -> Workspace:
     """A workspace resolving imports from ``config``'s source roots (default: the current directory)."""
-    return Workspace(Project((config or Config()).source_roots), _summarize_located)
+    return Workspace(Project((config or Config()).source_roots), _summarize_located, cache, summaries)
 
 
 def default_workspace() -> Workspace:
@@ -116,10 +162,13 @@ def _read_source(path: Path, max_bytes: int) -> bytes | str:
     return notebook.notebook_view(data).text if notebook.is_notebook(path) else data
 
 
-def _prefilter(path_text: str, max_bytes: int, workspace: Workspace, cache: SyntaxCache | None = None) -> tuple[_Scanned | None, int, bool]:
+def _prefilter(
+    path_text: str, max_bytes: int, workspace: Workspace, cache: SyntaxCache | None = None,
+) -> tuple[_Scanned | None, int, bool]:
     """Read and test one file: (result, 0, _) when done, else (None, its size, whether it needs analysis).
 
-    A file only syntax-checked is done here when ``cache`` holds the verdict for its bytes.
+    A file only syntax-checked is done here when ``cache`` holds the verdict for its bytes,
+    a file to analyse when the workspace's summary cache holds its summary.
 
     A file that cannot contain a finding is still parsed (``analyse`` False):
     a syntax error is reported in every file that is read.  A file that names
@@ -134,19 +183,23 @@ def _prefilter(path_text: str, max_bytes: int, workspace: Workspace, cache: Synt
         return _Scanned(path_text, error=str(error)), 0, False
     location = workspace.project.locate(path_text)
     if isinstance(data, str):  # a notebook view, already parsed cell by cell
-        encoded = data.encode("utf-8", "surrogatepass")
-        if not may_have_findings(encoded) and not workspace.may_have_findings(location.path, encoded):
+        _, facts = workspace.facts_for(data.encode("utf-8", "surrogatepass"))
+        if not workspace.may_have_findings(location.path, facts):
             return _Scanned(path_text), 0, False
         return None, len(data), True
-    if not may_have_findings(data) and not workspace.may_have_findings(location.path, data):
-        try:
-            decode(data)  # binary and undecodable files are reported here, without a parse
-        except SourceError as error:
-            return _Scanned(path_text, error=str(error)), 0, False
-        verdict = cache.get(digest_of(data)) if cache is not None else None
-        if verdict is not None:  # the verdict a parse of exactly these bytes gave
+    found = workspace.content(location.path, data)
+    assert found is not None
+    digest, facts = found
+    if not workspace.may_have_findings(location.path, facts):
+        verdict = cache.get(digest) if cache is not None else None
+        if verdict is not None:  # the verdict a parse of exactly these bytes gave (they decoded)
             return _Scanned(path_text, error=None if verdict == OK else verdict), 0, False
         return None, len(data), False
+    if workspace.summaries is not None:
+        located = workspace.project.locate_input(path_text)
+        summary = workspace.summaries.get(workspace.summaries.key(digest, path_text, located, None), path_text, str(located.path))
+        if summary is not None:
+            return _Scanned(path_text, summary=summary), 0, True
     return None, len(data), True
 
 
@@ -179,7 +232,10 @@ def _scan_one(task: tuple[str, bool, int, Location | None]) -> _Scanned:
 
 
 def _analyze_path(path_text: str, max_bytes: int, location: Location) -> _Scanned:
-    """Parse and analyse one candidate file (runs in a worker process for big runs)."""
+    """Parse and analyse one candidate file (runs in a worker process for big runs).
+
+    The digest of the bytes analysed comes back with the summary, for the summary cache.
+    """
     path = Path(path_text)
     try:
         data = _read_source(path, max_bytes)
@@ -188,9 +244,10 @@ def _analyze_path(path_text: str, max_bytes: int, location: Location) -> _Scanne
     except SourceError as error:
         return _Scanned(path_text, error=str(error))
     try:
-        return _Scanned(path_text, summary=summarize_at(data, path_text, location))
+        summary = summarize_at(data, path_text, location)
     except SourceError as error:
         return _Scanned(path_text, error=str(error))
+    return _Scanned(path_text, summary=summary, digest=digest_of(data) if isinstance(data, bytes) else None)
 
 
 def _scan_all(
@@ -198,16 +255,18 @@ def _scan_all(
 ) -> list[_Scanned]:
     """Prefilter every file here; parse the candidates, in worker processes when it pays.
 
-    Syntax-only verdicts come from ``cache`` where it has them, and new ones are saved to it.
+    Syntax-only verdicts come from ``cache`` where it has them, and new ones are saved to it;
+    the same for the summaries of analysed files in the workspace's summary cache.
     """
     names = [str(p) for p in files]
     results: list[_Scanned | None] = []
     tasks: list[tuple[int, int, bool]] = []  # (index, size, analyse)
-    for index, name in enumerate(names):
-        done, size, analyse = _prefilter(name, max_bytes, workspace, cache)
-        results.append(done)
-        if done is None:
-            tasks.append((index, size, analyse))
+    with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
+        for index, name in enumerate(names):
+            done, size, analyse = _prefilter(name, max_bytes, workspace, cache)
+            results.append(done)
+            if done is None:
+                tasks.append((index, size, analyse))
     located = {index: workspace.project.locate_input(names[index]) for index, _, analyse in tasks if analyse}
     workers = min(jobs if jobs > 0 else (os.cpu_count() or 1), len(tasks))
     total = sum(size for _, size, _ in tasks)
@@ -222,13 +281,15 @@ def _scan_all(
     else:
         for index, _, analyse in tasks:
             results[index] = _scan_one((names[index], analyse, max_bytes, located.get(index)))
-    if cache is not None:
-        for index, _, analyse in tasks:
-            checked = results[index]
-            if not analyse and checked is not None and checked.digest is not None:
-                cache.put(checked.digest, checked.error or OK)
-        cache.save()
-        logger.debug("syntax cache: %d hits, %d misses", cache.hits, cache.misses)
+    for index, _, analyse in tasks:
+        checked = results[index]
+        if checked is None or checked.digest is None:
+            continue
+        if not analyse and cache is not None:
+            cache.put(checked.digest, checked.error or OK)
+        elif analyse and checked.summary is not None and workspace.summaries is not None:
+            key = workspace.summaries.key(checked.digest, names[index], located[index], None)
+            workspace.summaries.put(key, checked.summary)
     return [item for item in results if item is not None]
 
 
@@ -315,8 +376,8 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
     result = RunResult()
     views = notebook.views_of([str(p) for p in files])  # notebooks: findings name cell and line
-    workspace = new_workspace(options.config)
     cache = SyntaxCache.open(options.cache)
+    workspace = new_workspace(options.config, cache, SummaryCache.open(options.cache))
     scanned = _scan_all(files, options.jobs, options.config.max_source_bytes, workspace, cache)
     summaries: list[FileSummary] = []
     for item in scanned:
@@ -329,6 +390,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     # Every file of the run by identity -> the path it was given as (statement fixes may target any of them).
     given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
     plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace, frozenset(given))
+    workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
     if not (options.fix or options.diff):
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in plan[summary.path][0])

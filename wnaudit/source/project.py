@@ -29,6 +29,7 @@ from .resolve import API_ROOTS
 #: Directories that hold installed third-party code, never the project's own.
 _INSTALLED = frozenset({"site-packages", "dist-packages"})
 _SOURCE_SUFFIXES = (".py", ".pyi")
+_FILE, _DIR = 1, 2
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,11 @@ class Project:
 
     def __init__(self, roots: Iterable[Path | str] = ()) -> None:
         self.roots: tuple[Path, ...] = tuple(dict.fromkeys(_resolved(r) for r in roots))
-        self._locations: dict[Path, Location] = {}
+        self._locations: dict[str, Location] = {}
+        self._package_views: dict[tuple[str, str], tuple[Path, tuple[Path, ...], int]] = {}
+        self._script_search: dict[str, tuple[Path, ...]] = {}
+        self._listings: dict[str, dict[str, int] | None] = {}
+        self._root_texts: dict[Path, str] = {}
         self._by_name: dict[str, Location] = {}
         self._modules: dict[tuple[Path, str], Path | None] = {}
         self._resolutions: dict[tuple[int, str], tuple[Path, str] | None] = {}
@@ -78,24 +83,39 @@ class Project:
 
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""
-        name = str(path)
+        name = path if isinstance(path, str) else str(path)
         found = self._by_name.get(name)
         if found is None:
-            resolved = Path(os.path.abspath(name))
-            found = self._locations.get(resolved)
+            absolute = os.path.abspath(name)
+            found = self._locations.get(absolute)
             if found is None:
-                found = self._locations[resolved] = self._locate(resolved)
+                found = self._locations[absolute] = self._locate(absolute)
             self._by_name[name] = found
         return found
 
-    def _locate(self, path: Path) -> Location:
-        is_package = path.name == "__init__.py"
-        package_parts, top_dir, in_package, naming_root, view_search = self._directory(str(path.parent))
-        parts = [*package_parts] if is_package else [*package_parts, path.stem]
-        home = Path(top_dir, parts[0]) if in_package and parts else path
-        search = view_search if in_package else (*view_search, path.parent)
-        unique = tuple(dict.fromkeys((*search, *self.roots)))
-        view = self._views.setdefault((unique, home), len(self._views))
+    def _locate(self, absolute: str) -> Location:
+        directory, filename = os.path.split(absolute)
+        is_package = filename == "__init__.py"
+        dot = filename.rfind(".")
+        stem = filename[:dot] if 0 < dot < len(filename) - 1 else filename  # as ``PurePath.stem``
+        package_parts, top_dir, in_package, _, view_search = self._directory(directory)
+        parts = [*package_parts] if is_package else [*package_parts, stem]
+        path = Path(absolute)
+        if in_package and parts:
+            key = (directory, parts[0])
+            shared = self._package_views.get(key)
+            if shared is None:  # every file of one package directory searches and is homed alike
+                home = Path(top_dir, parts[0])
+                unique = tuple(dict.fromkeys((*view_search, *self.roots)))
+                shared = self._package_views[key] = (home, unique, self._views.setdefault((unique, home), len(self._views)))
+            home, unique, view = shared
+        else:
+            searched = self._script_search.get(directory)
+            if searched is None:
+                search = view_search if in_package else (*view_search, Path(directory))
+                searched = self._script_search[directory] = tuple(dict.fromkeys((*search, *self.roots)))
+            unique, home = searched, path
+            view = self._views.setdefault((unique, home), len(self._views))
         return Location(path, ".".join(parts), is_package, unique, home, view)
 
     def _directory(self, directory: str) -> tuple[tuple[str, ...], str, bool, Path | None, tuple[Path, ...]]:
@@ -160,17 +180,50 @@ class Project:
             return self._modules[key]
         parts = dotted.split(".")
         found: Path | None = None
-        if all(part.isidentifier() for part in parts):
-            base = os.path.join(root, *parts)
-            for candidate in (os.path.join(base, "__init__.py"), *(base + suffix for suffix in _SOURCE_SUFFIXES)):
-                if self._isfile(candidate):
-                    found = Path(candidate)
-                    break
-            else:
-                if self._isdir(base):
-                    found = Path(base)  # a namespace package: a directory without __init__.py
+        if all(map(str.isidentifier, parts)):
+            root_text = self._root_texts.get(root)
+            if root_text is None:
+                root_text = self._root_texts[root] = str(root)
+            leaf = parts[-1]
+            parent = os.path.join(root_text, *parts[:-1]) if len(parts) > 1 else root_text
+            kinds = self._kinds(parent)
+            # A listing proves absence (the common case, no stat at all); what may be there is asked of ``stat``.
+            if kinds is None or kinds.get(leaf, 0) & _DIR or kinds.get(leaf + ".py", 0) & _FILE or kinds.get(leaf + ".pyi", 0) & _FILE:
+                base = os.path.join(parent, leaf)
+                for candidate in (os.path.join(base, "__init__.py"), *(base + suffix for suffix in _SOURCE_SUFFIXES)):
+                    if self._isfile(candidate):
+                        found = Path(candidate)
+                        break
+                else:
+                    if self._isdir(base):
+                        found = Path(base)  # a namespace package: a directory without __init__.py
         self._modules[key] = found
         return found
+
+    def _kinds(self, directory: str) -> dict[str, int] | None:
+        """Entry name -> _FILE/_DIR bits (links followed, as ``os.path.isfile`` does); ``{}``: not a directory.
+
+        None when the directory cannot be listed: callers then ask ``stat`` per name.
+        """
+        if directory in self._listings:
+            return self._listings[directory]
+        listing: dict[str, int] = {}
+        kinds: dict[str, int] | None = listing
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    try:
+                        kind = (_FILE if entry.is_file() else 0) | (_DIR if entry.is_dir() else 0)
+                    except OSError:
+                        kind = _FILE | _DIR  # unknown: let ``stat`` decide
+                    if kind:
+                        listing[entry.name] = kind
+        except (FileNotFoundError, NotADirectoryError):
+            kinds = {}
+        except OSError:
+            kinds = None
+        self._listings[directory] = kinds
+        return kinds
 
     @staticmethod
     def _allowed(found: Path, location: Location) -> bool:
@@ -223,51 +276,107 @@ class ImportBinding(NamedTuple):
 _SEGMENT = re.compile(rb"([A-Za-z_]\w*(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*|\*)(?:\s+as\s+([A-Za-z_]\w*))?")
 
 
-def import_bindings(data: bytes, location: Location) -> list[ImportBinding]:
-    """Every binding an import statement in ``data`` may make, with absolute module names.
+class RawImport(NamedTuple):
+    """One import statement as written, independent of where its file sits (the content cache stores these).
 
-    Found with a regular expression, not a parse: a superset (imports in
-    strings count too) that costs a scan, so deciding that a file cannot
-    matter never needs its syntax tree.  ``from pkg import name`` gives two
-    readings, ``name`` as an attribute of ``pkg`` and as the module ``pkg.name``.
+    ``module`` is None for ``import a.b as c`` (``names``: (dotted name, alias or ""));
+    otherwise ``from <level dots><module> import <names>`` (``names``: (name, alias or "")).
+    """
+
+    level: int
+    module: str | None
+    names: tuple[tuple[str, str], ...]
+
+
+def raw_imports(data: bytes) -> tuple[RawImport, ...]:
+    """Every import statement ``data`` may hold, found with a regular expression, not a parse.
+
+    A superset (imports in strings count too) that costs a scan, so deciding
+    that a file cannot matter never needs its syntax tree.
     """
     if b"import" not in data:
-        return []
-    package = location.module.split(".") if location.module else []
-    if not location.is_package:
-        package = package[:-1]
-    out: list[ImportBinding] = []
+        return ()
+    out: list[RawImport] = []
     for match in _statements(data):
         if match.group(3) is not None:
+            names = []
             for segment in _SEGMENT.finditer(match.group(3)):
                 dotted = re.sub(rb"\s", b"", segment.group(1)).decode("ascii", "replace")
                 alias = segment.group(2)
-                bound = alias.decode("ascii") if alias else dotted.partition(".")[0]
-                out.append(ImportBinding(bound, dotted, "*"))
-                if not alias and "." in dotted:
-                    out.append(ImportBinding(bound, dotted.partition(".")[0], "*"))
+                names.append((dotted, alias.decode("ascii") if alias else ""))
+            out.append(RawImport(0, None, tuple(names)))
             continue
         module = match.group(1).decode("ascii", "replace")
         level = len(module) - len(module.lstrip("."))
-        module = module[level:]
-        if level:
-            if level - 1 > len(package):
-                continue
-            base = package[: len(package) - (level - 1)]
-            module = ".".join([*base, *([module] if module else [])])
-        prefix = f"{module}." if module else ""
-        for raw_name, raw_alias in _SEGMENT.findall(match.group(2)):
-            name = raw_name.decode("ascii", "replace")
-            if name == "*":
-                out.append(ImportBinding("*", module, "*"))
-                continue
-            if name in ("import", "as"):
-                continue
-            bound = raw_alias.decode("ascii") if raw_alias else name
-            if module:
-                out.append(ImportBinding(bound, module, name))
-            out.append(ImportBinding(bound, prefix + name, "*"))
+        pairs = tuple(
+            (raw_name.decode("ascii", "replace"), raw_alias.decode("ascii") if raw_alias else "")
+            for raw_name, raw_alias in _SEGMENT.findall(match.group(2))
+        )
+        out.append(RawImport(level, module[level:], pairs))
+    return tuple(out)
+
+
+def import_bindings(data: bytes, location: Location) -> list[ImportBinding]:
+    """Every binding an import statement in ``data`` may make, with absolute module names (see ``bindings_of``)."""
+    return bindings_of(raw_imports(data), location)
+
+
+def bindings_of(statements: Iterable[RawImport], location: Location) -> list[ImportBinding]:
+    """The bindings ``statements`` make in the file at ``location``: relative imports made absolute.
+
+    ``from pkg import name`` gives two readings, ``name`` as an attribute of
+    ``pkg`` and as the module ``pkg.name``.
+    """
+    package = package_of(location)
+    out: list[ImportBinding] = []
+    for statement in statements:
+        base = relative_base(statement, package)
+        if base is not None:
+            out.extend(statement_bindings(statement, base))
     return list(dict.fromkeys(out))
+
+
+def package_of(location: Location) -> tuple[str, ...]:
+    """The package a file's relative imports start from."""
+    package = tuple(location.module.split(".")) if location.module else ()
+    return package if location.is_package else package[:-1]
+
+
+def relative_base(statement: RawImport, package: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The package a relative import names (``()`` for an absolute one); None when it reaches above the top."""
+    level = statement.level
+    if not level or statement.module is None:
+        return ()
+    if level - 1 > len(package):
+        return None
+    return package[: len(package) - (level - 1)]
+
+
+def statement_bindings(statement: RawImport, base: tuple[str, ...]) -> list[ImportBinding]:
+    """The bindings of one statement whose relative package is ``base`` (``relative_base``)."""
+    out: list[ImportBinding] = []
+    if statement.module is None:
+        for dotted, alias in statement.names:
+            bound = alias or dotted.partition(".")[0]
+            out.append(ImportBinding(bound, dotted, "*"))
+            if not alias and "." in dotted:
+                out.append(ImportBinding(bound, dotted.partition(".")[0], "*"))
+        return out
+    module = statement.module
+    if statement.level:
+        module = ".".join([*base, *([module] if module else [])])
+    prefix = f"{module}." if module else ""
+    for name, alias in statement.names:
+        if name == "*":
+            out.append(ImportBinding("*", module, "*"))
+            continue
+        if name in ("import", "as"):
+            continue
+        bound = alias or name
+        if module:
+            out.append(ImportBinding(bound, module, name))
+        out.append(ImportBinding(bound, prefix + name, "*"))
+    return out
 
 
 def _statements(data: bytes) -> "Iterable[re.Match[bytes]]":

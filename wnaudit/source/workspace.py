@@ -11,6 +11,7 @@ Everything else stays a byte scan.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass
@@ -19,10 +20,13 @@ from typing import Callable, Iterable, Iterator
 
 from ..core import catalogue
 from .analysis import Aliases
+from .content import ContentFacts, defined_names, facts_of
 from .model import FileSummary
-from .project import ImportBinding, Location, Project, import_bindings
-from .reading import SourceError, may_bind_api_at_module_level, may_have_findings, may_hold_facts
+from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
+from .reading import SourceError
 from .resolve import API_ROOTS
+from .summary_cache import SummaryCache
+from .syntax_cache import SyntaxCache, digest_of
 
 logger = logging.getLogger(__name__)
 
@@ -30,11 +34,6 @@ logger = logging.getLogger(__name__)
 Summarizer = Callable[[bytes, str, Location, "Aliases | None"], FileSummary]
 _MAX_CHAIN = 32
 
-
-#: Names a file binds itself: ``def``/``class`` (any depth) and assignments.
-_DEFINED = re.compile(
-    rb"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M
-)
 
 
 @dataclass(frozen=True)
@@ -45,12 +44,23 @@ class _Scan:
 
 
 class Workspace:
-    """Summaries by resolved path, parsed on first need and kept for the run."""
+    """Summaries by resolved path, parsed on first need and kept for the run.
 
-    def __init__(self, project: Project, summarizer: Summarizer) -> None:
+    With ``cache`` a file's byte-level facts come from the per-user cache
+    (by content digest); with ``summaries`` so do the summaries of the files
+    it analyses.  Either only saves work: the answers are the same.
+    """
+
+    def __init__(
+        self, project: Project, summarizer: Summarizer, cache: SyntaxCache | None = None, summaries: SummaryCache | None = None,
+    ) -> None:
         self.project = project
-        self._summarize = summarizer
+        self._summarize_uncached = summarizer
+        self.cache = cache
+        self.summaries = summaries
         self._bytes: dict[Path, bytes | None] = {}
+        #: Per file read: the digest of its bytes and their facts (None: unreadable).
+        self._contents: dict[Path, tuple[bytes, ContentFacts] | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
         self._final: dict[Path, FileSummary | None] = {}
         self._closure: dict[tuple[Path, str], bool] = {}
@@ -59,6 +69,7 @@ class Workspace:
         self._scans: dict[Path, _Scan | None] = {}
         self._definitions: dict[Path, frozenset[str]] = {}
         self._deps: dict[Path, dict[str, list[tuple[ImportBinding, Path]]]] = {}
+        self._statements: dict[tuple[int, tuple[str, ...], RawImport], list[tuple[ImportBinding, Path]]] = {}
 
     # -- reading ------------------------------------------------------------
     def _data(self, path: Path) -> bytes | None:
@@ -77,21 +88,59 @@ class Workspace:
 
     def import_edges(self, path: Path) -> list[tuple[ImportBinding, Path]]:
         """The file's import bindings whose module is a project file (module or package ``__init__``), with that file."""
-        data = self._data(path)
-        if data is None:
+        content = self.content(path)
+        if content is None:
             return []
         location = self.project.locate(path)
-        return [(b, found) for items in self._bindings(location.path, data).values() for b, found in items if found.suffix]
+        return [(b, found) for items in self._bindings(location.path, content[1]).values() for b, found in items if found.suffix]
 
-    def _bindings(self, path: Path, data: bytes) -> dict[str, list[tuple[ImportBinding, Path]]]:
+    def content(self, path: Path, data: bytes | None = None) -> tuple[bytes, ContentFacts] | None:
+        """The digest and byte-level facts of a file (``data``: its bytes, already read), once per run.
+
+        The facts come from the cache when it has them for this content.
+        """
+        if path in self._contents:
+            return self._contents[path]
+        if data is None:
+            data = self._data(path)
+        found = None if data is None else self.facts_for(data)
+        self._contents[path] = found
+        return found
+
+    def facts_for(self, data: bytes) -> tuple[bytes, ContentFacts]:
+        digest = digest_of(data)
+        facts = self.cache.get_facts(digest) if self.cache is not None else None
+        if facts is None:
+            facts = facts_of(data)
+            if self.cache is not None:
+                self.cache.put_facts(digest, facts)
+        return digest, facts
+
+    def _bindings(self, path: Path, facts: ContentFacts) -> dict[str, list[tuple[ImportBinding, Path]]]:
         """The file's import bindings whose module is a project file (or namespace directory), by bound name."""
         cached = self._deps.get(path)
         if cached is None:
             location = self.project.locate(path)
+            package = package_of(location)
+            found_by: dict[ImportBinding, Path] = {}  # in order, once each (``bindings_of``): a binding names one file
+            statements = self._statements
+            for statement in facts.imports:
+                base = relative_base(statement, package)
+                if base is None:
+                    continue
+                # Files that see modules alike share the resolution of a statement (``from ...utils import x``).
+                key = (location.view, base, statement)
+                resolved = statements.get(key)
+                if resolved is None:
+                    resolved = statements[key] = [
+                        (binding, found) for binding in statement_bindings(statement, base)
+                        if (found := self.project.module_file(binding.module, location)) is not None
+                    ]
+                for binding, found in resolved:
+                    found_by.setdefault(binding, found)
             cached = {}
-            for binding in import_bindings(data, location):
-                found = self.project.module_file(binding.module, location)
-                if found is not None and found != path:
+            for binding, found in found_by.items():
+                if found != path:
                     cached.setdefault(binding.bound, []).append((binding, found))
             self._deps[path] = cached
         return cached
@@ -100,14 +149,11 @@ class Workspace:
         """Byte-level facts of a module file, read once (None: not a readable source file)."""
         if path in self._scans:
             return self._scans[path]
-        data = self._data(path) if path.suffix in (".py", ".pyi") else None
+        found = self.content(path) if path.suffix in (".py", ".pyi") else None
         result = None
-        if data is not None:
-            result = _Scan(
-                binds_api=may_bind_api_at_module_level(data),
-                holds_facts=may_hold_facts(data),
-                bindings=self._bindings(path, data),
-            )
+        if found is not None:
+            facts = found[1]
+            result = _Scan(binds_api=facts.binds_api, holds_facts=facts.holds_facts, bindings=self._bindings(path, facts))
         self._scans[path] = result
         return result
 
@@ -138,16 +184,27 @@ class Workspace:
         self._closure[key] = result
         return result
 
-    def _all_bindings(self, path: Path, data: bytes) -> Iterator[tuple[ImportBinding, Path]]:
-        for found in self._bindings(path, data).values():
+    def _all_bindings(self, path: Path, facts: ContentFacts) -> Iterator[tuple[ImportBinding, Path]]:
+        for found in self._bindings(path, facts).values():
             yield from found
 
     def _defined(self, path: Path) -> frozenset[str]:
-        """Names the file binds itself (asked only of files a lint resolves a name into)."""
+        """Names the file binds itself (asked only of files a lint resolves a name into; cached with its facts)."""
         found = self._definitions.get(path)
         if found is None:
-            data = self._data(path) or b""
-            found = frozenset((m.group(1) or m.group(2)).decode("ascii") for m in _DEFINED.finditer(data))
+            content = self.content(path)
+            if content is None:
+                found = frozenset()
+            else:
+                digest, facts = content
+                found = facts.definitions
+                if found is None:
+                    data = self._data(path) or b""
+                    found = defined_names(data)
+                    facts = dataclasses.replace(facts, definitions=found)
+                    self._contents[path] = (digest, facts)
+                    if self.cache is not None and digest_of(data) == digest:  # not a file that changed since
+                        self.cache.put_facts(digest, facts)
             self._definitions[path] = found
         return found
 
@@ -155,12 +212,19 @@ class Workspace:
         data = self._data(path)
         return data is not None and re.search(rb"\b" + re.escape(name.encode("ascii", "replace")) + rb"\b", data) is not None
 
-    def may_have_findings(self, path: Path, data: bytes) -> bool:
-        """Can a linted file hold a finding? It names an API, or imports a project name bound to one."""
-        if may_have_findings(data):
+    def may_have_findings(self, path: Path, facts: ContentFacts) -> bool:
+        """Can a linted file (with these byte-level facts) hold a finding? It names an API, or imports a project name bound to one."""
+        if facts.names_api:
             return True
         location = self.project.locate(path)
-        return any(self.may_export_api(dep, binding.attribute) for binding, dep in self._all_bindings(location.path, data))
+        exports, may_export_api = self._exports_api, self.may_export_api
+        for binding, dep in self._all_bindings(location.path, facts):
+            known = exports.get((dep, binding.attribute))  # a finished answer never changes: ask only what is open
+            if known is None:
+                known = may_export_api(dep, binding.attribute)
+            if known:
+                return True
+        return False
 
     def may_export_api(self, path: Path, name: str) -> bool:
         """Could the module ``path`` hold a torch API under the attribute ``name`` (``*``: any attribute)?
@@ -194,7 +258,27 @@ class Workspace:
         self._exports_api[key] = result
         return result
 
+    def save_caches(self) -> None:
+        """Write back what this run added to the caches (silent on failure)."""
+        if self.cache is not None:
+            self.cache.save()
+            logger.debug("syntax cache: %d verdict hits, %d misses", self.cache.hits, self.cache.misses)
+        if self.summaries is not None:
+            self.summaries.save()
+            logger.debug("summary cache: %d hits, %d misses", self.summaries.hits, self.summaries.misses)
+
     # -- summaries ------------------------------------------------------------
+    def _summarize(self, data: bytes, path: str, location: Location, aliases: Aliases | None) -> FileSummary:
+        """The summarizer's answer, from the summary cache when it holds one for exactly these inputs."""
+        if self.summaries is None:
+            return self._summarize_uncached(data, path, location, aliases)
+        key = self.summaries.key(digest_of(data), path, location, aliases)
+        summary = self.summaries.get(key, path, str(location.path))
+        if summary is None:
+            summary = self._summarize_uncached(data, path, location, aliases)
+            self.summaries.put(key, summary)
+        return summary
+
     def first(self, path: Path) -> FileSummary | None:
         """The file's own facts, before names imported from other files are resolved (callers decide it matters)."""
         path = self.project.locate(path).path
