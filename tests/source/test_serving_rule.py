@@ -283,3 +283,105 @@ def test_without_unsafe_fixes_nothing_is_written(voc: Path):
     result = lint_files(_files([voc / "voc"]), RunOptions(fix=True))
     assert result.fixed == [] and (voc / "voc" / "serve.py").read_text() == before
     assert [f.code for f in result.findings] == ["WN110"]
+
+
+APPLY_ON_DEMAND = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+
+
+class Codec(nn.Module):
+    def __init__(self, normed=False):
+        super().__init__()
+        self.conv = nn.Conv1d(1, 4, 7)
+        if normed:
+            self.apply_weight_norm()
+
+    def apply_weight_norm(self):
+        self.conv = weight_norm(self.conv)
+
+    @classmethod
+    def from_pretrained(cls, path):
+        model = cls()
+        return model.eval()
+"""
+
+
+def test_weight_norm_in_a_method_construction_never_runs_is_not_reported(tmp_path: Path):
+    """transformers' ``apply_weight_norm()``: the model as built and served holds no weight norm from it."""
+    root = _project(tmp_path, {"codec.py": APPLY_ON_DEMAND.replace("        if normed:\n            self.apply_weight_norm()\n", "")})
+    assert _wn110([root / "codec.py"]) == []
+
+
+def test_weight_norm_in_a_method_the_constructor_calls_is_reported(tmp_path: Path):
+    root = _project(tmp_path, {"codec.py": APPLY_ON_DEMAND})
+    found = _wn110([root / "codec.py"])
+    assert [(name, line) for name, line, _ in found] == [("codec.py", 13)]
+    assert "`model.eval()` in `Codec.from_pretrained()`" in found[0][2]
+
+
+def test_a_model_that_freezes_itself_in_its_constructor_is_served(tmp_path: Path):
+    """speechbrain's BEATs: ``self.eval()`` in ``__init__`` (a frozen feature extractor)."""
+    root = _project(tmp_path, {"beats.py": """
+        import torch.nn as nn
+        from torch.nn.utils import weight_norm
+
+
+        class Beats(nn.Module):
+            def __init__(self, freeze=True):
+                super().__init__()
+                self.pos = weight_norm(nn.Conv1d(8, 8, 3), dim=2)  # noqa: WN103
+                if freeze:
+                    self.eval()
+        """})
+    found = _wn110([root / "beats.py"])
+    assert len(found) == 1 and "(`self.eval()` in `Beats.__init__()`)" in found[0][2]
+
+
+def test_calling_another_models_removal_method_does_not_fold_this_one(tmp_path: Path):
+    """piper: ``model.dec.remove_weight_norm()`` folds the decoder, not the flow's WaveNet with a method of that name."""
+    root = _project(tmp_path, {
+        "net/__init__.py": "",
+        "net/modules.py": MODEL.replace("class Generator", "class Decoder") + """
+
+class WaveNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def remove_weight_norm(self):
+        remove_parametrizations(self.conv, "weight")
+
+
+class Synth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dec = Decoder()
+        self.flow = WaveNet()
+""",
+        "infer.py": "from net.modules import Synth\n\n\ndef load():\n    model = Synth()\n    model.dec.remove_weight_norm()\n"
+        "    model.eval()\n    return model\n",
+    })
+    found = _wn110([root / "net" / "modules.py"])
+    assert [line for _, line, _ in found] == [41]  # the WaveNet's conv, not the decoder's blocks
+    assert "`WaveNet.remove_weight_norm()` exists but nothing calls it" in found[0][2]
+
+
+def test_the_summary_cache_keeps_serving_facts_and_changes_no_answer(voc: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("WNAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    files = _files([voc / "voc"])
+    cold = lint_files(files, RunOptions(cache=False)).findings
+    first = lint_files(files, RunOptions()).findings
+    from wnaudit.source.serving import index
+
+    parsed: list[Path] = []
+    original = index.serving_facts
+
+    def counting(tree, module, is_package):
+        parsed.append(module)
+        return original(tree, module, is_package)
+
+    monkeypatch.setattr(index, "serving_facts", counting)
+    warm = lint_files(files, RunOptions()).findings
+    assert cold == first == warm and [f.code for f in warm] == ["WN110"]
+    assert parsed == []  # every file's serving facts came from the cache

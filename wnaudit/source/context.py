@@ -60,7 +60,9 @@ class Context:
         if self._serving is None:
             from .serving.index import ServingIndex
 
-            self._serving = ServingIndex(self.workspace.project, self.workspace.source_bytes, self.workspace.import_edges)
+            self._serving = ServingIndex(
+                self.workspace.project, self.workspace.source_bytes, self.workspace.import_edges, self.workspace.summaries,
+            )
         return self._serving
 
     # -- files ----------------------------------------------------------------

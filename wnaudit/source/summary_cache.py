@@ -31,6 +31,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
+from typing import TypeVar
 
 from . import model
 from .model import FileSummary
@@ -38,6 +39,7 @@ from .project import Location
 from .syntax_cache import cache_root, disabled_by_env, prune_stale, version_key
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 #: Entry files may hold about this many bytes together.
 MAX_TOTAL_BYTES = 64 << 20
@@ -95,28 +97,37 @@ class SummaryCache:
 
     def get(self, key: str, path: str, file: str) -> FileSummary | None:
         """The stored summary (with ``path`` and ``file`` put back), or None."""
+        summary = self.get_entry(key, _SummaryUnpickler, FileSummary)
+        if summary is None:
+            return None
+        summary.path, summary.file = path, file
+        return summary
+
+    def put(self, key: str, summary: FileSummary) -> None:
+        self.put_entry(key, dataclasses.replace(summary, path="", file=""))
+
+    def get_entry(self, key: str, unpickler: type[pickle.Unpickler], expected: type[_T]) -> _T | None:
+        """An entry read back with ``unpickler`` (which decides what it may build), if it is an ``expected``."""
         try:
             raw = self._path(key).read_bytes()
         except OSError:
             self.misses += 1
             return None
         try:
-            summary = _SummaryUnpickler(io.BytesIO(raw)).load()
+            found = unpickler(io.BytesIO(raw)).load()
         except Exception as error:  # any damage: a miss, rewritten by the next put
             logger.debug("summary cache: ignoring damaged entry %s: %s", key, error)
-            summary = None
-        if not isinstance(summary, FileSummary):
+            found = None
+        if not isinstance(found, expected):
             self.misses += 1
             return None
         self.hits += 1
-        summary.path, summary.file = path, file
-        return summary
+        return found
 
-    def put(self, key: str, summary: FileSummary) -> None:
+    def put_entry(self, key: str, value: object) -> None:
         if self._disabled:
             return
-        stored = dataclasses.replace(summary, path="", file="")
-        data = pickle.dumps(stored, protocol=5)
+        data = pickle.dumps(value, protocol=5)
         if len(data) > MAX_ENTRY_BYTES:
             return
         try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ...core import catalogue
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
-#: ``("new", dotted)`` or ``("attr", class qualname, attribute)``.
+#: ``("new", dotted)``, ``("attr", class qualname, attribute)`` or ``("sub", attribute, *ref)`` (a member of a model).
 Ref = tuple[str, ...]
 
 _REMOVERS = frozenset(
@@ -361,6 +361,16 @@ class _Linker:
             return self.model_refs(root.func.value, frame)
         return self.refs(root, frame)
 
+    def member_refs(self, node: ast.expr, frame: _Frame, depth: int = 0) -> tuple[Ref, ...]:
+        """``model.dec`` as ``("sub", "dec", *ref)`` for each reference of ``model`` (empty: not a member of a model)."""
+        if depth > _MAX_DEPTH or not isinstance(node, ast.Attribute):
+            return ()
+        inner = node.value
+        if isinstance(inner, ast.Name) and frame.class_qual is not None and inner.id == frame.self_name:
+            return ()  # ``self.dec`` is already an attribute reference
+        base = self.member_refs(inner, frame, depth + 1) or self.model_refs(inner, frame)
+        return tuple(("sub", node.attr, *ref) for ref in base)
+
     # -- the records ----------------------------------------------------------------
     def run(self) -> ServingFacts:
         for kind, node, frame, extra in self.walker.pending:
@@ -494,7 +504,8 @@ class _Linker:
                 )
             return
         if receiver and isinstance(func, ast.Attribute):
-            self.facts.method_calls.append((receiver, func.attr, frame.number))
+            # ``model.dec.remove_weight_norm()`` is about ``model.dec``: the member, where it is known.
+            self.facts.method_calls.append((self.member_refs(func.value, frame) or receiver, func.attr, frame.number))
         called = self.model_refs(func, frame) if isinstance(func, (ast.Name, ast.Attribute)) else ()
         if frame.under and called and not (isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS):
             written = ast.unparse(func)

@@ -28,6 +28,9 @@ from typing import Callable, Iterable
 from ...core import catalogue
 from ..project import ImportBinding, Project
 from ..reading import SourceError, decode
+from ..summary_cache import SummaryCache
+from ..syntax_cache import digest_of
+from . import facts_cache
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
 
 logger = logging.getLogger(__name__)
@@ -85,9 +88,11 @@ class ServingIndex:
 
     def __init__(
         self, project: Project, read: Callable[[Path], "bytes | None"],
-        imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"],
+        imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "SummaryCache | None" = None,
     ) -> None:
         self.project = project
+        #: Where parsed facts are kept between runs (the summary cache; None: parse every run).
+        self._cache = cache
         self._read = read
         #: A file's import bindings with the project file each reaches (modules and package ``__init__``).
         self._imports = imports
@@ -103,6 +108,7 @@ class ServingIndex:
         self._interesting: set[str] = set()
         self._bases: dict[Key, list[Key]] = {}
         self._mentioned: dict[tuple[Path, str], bool] = {}
+        self._construction: dict[Key, set[str]] = {}
         #: Per project root: last parts of the names of the functions that fold (a remover, ``wnaudit.fold*``).
         self._fold_helpers: dict[Path, frozenset[str]] = {}
 
@@ -114,15 +120,20 @@ class ServingIndex:
         data = self._read(path)
         if data is None:
             return None
-        try:
-            text = decode(data).text
-            tree = ast.parse(text, filename=str(path))
-        except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            logger.debug("%s: not read for the serving path: %s", path, error)
-            return None
         location = self.project.locate(path)
-        found = serving_facts(tree, location.module, location.is_package)
-        del tree
+        key = facts_cache.facts_key(digest_of(data), location.module, location.is_package) if self._cache is not None else ""
+        found = facts_cache.load(self._cache, key) if self._cache is not None else None
+        if found is None:
+            try:
+                text = decode(data).text
+                tree = ast.parse(text, filename=str(path))
+            except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
+                logger.debug("%s: not read for the serving path: %s", path, error)
+                return None
+            found = serving_facts(tree, location.module, location.is_package)
+            del tree
+            if self._cache is not None:
+                facts_cache.store(self._cache, key, found)
         self._facts[path] = found
         return found
 
@@ -159,13 +170,12 @@ class ServingIndex:
         if not new:
             return
         pool.searched.update(new)
-        pattern = re.compile(rb"(?<![\w'\"])(" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")\b|(?<![\w])(?:" + b"|".join(re.escape(n.encode("utf-8")) for n in new) + rb")(?![\w'\"])")
-        words = [n.encode("utf-8") for n in new]
+        words = [(n, n.encode("utf-8")) for n in new]
         for file in pool.files if within is None else [f for f in pool.files if f in within]:
             data = self._read(file)
-            if data is None or not any(word in data for word in words):
+            if data is None:
                 continue
-            found = {m.group(0).decode("utf-8", "replace") for m in pattern.finditer(data)}
+            found = {name for name, word in words if word in data and _names_in_code(data, word)}
             if found:
                 pool.mentions.setdefault(file, set()).update(found)
 
@@ -284,7 +294,7 @@ class ServingIndex:
             return frozenset()
         self._instances[memo] = frozenset()  # a loader returning what it loads resolves to nothing more
         out: set[Key] = set()
-        if ref[0] == "new" and self._interesting.intersection(ref[1].split(".")):
+        if ref[0] == "new" and self._interesting.intersection(ref[1].split(".")):  # only names that can be carriers
             found = self.lookup(file, ref[1])
             if found is not None:
                 key, rest = found
@@ -294,6 +304,14 @@ class ServingIndex:
                     body = self._function(key)
                     for returned in body.returns if body is not None else ():
                         out |= self.instances(key[0], returned, depth + 1)
+        elif ref[0] == "sub":
+            for owner_key in self.instances(file, tuple(ref[2:]), depth + 1):
+                owner = self._class(owner_key)
+                values = owner.attrs.get(ref[1], []) if owner is not None else []
+                for value in values:
+                    out |= self.instances(owner_key[0], value, depth + 1)
+                if not values:
+                    out.add(owner_key)  # a member the class's code does not show: the model itself
         elif ref[0] == "attr":
             facts = self.facts(file)
             owner = facts.classes.get(ref[1]) if facts is not None else None
@@ -429,6 +447,13 @@ class ServingIndex:
         method = next((b for b in cls.methods.values() if b.line <= line <= b.end_line), None)
         if method is None or method.name in _CONSTRUCTION:
             return True
+        return method.name in self._constructed(start)
+
+    def _constructed(self, start: Key) -> set[str]:
+        """Names of the methods that building ``start`` or a class holding it runs (``__init__`` and what it calls)."""
+        memo = self._construction.get(start)
+        if memo is not None:
+            return memo
         builders = {k for k in self.carriers(start) if self._class(k) is not None}
         family = set(builders)
         for key in builders:
@@ -444,7 +469,8 @@ class ServingIndex:
                     for called in body.calls - reached:
                         reached.add(called)
                         pending.add(called)
-        return method.name in reached
+        self._construction[start] = reached
+        return reached
 
     def served(self, start: Key) -> Served | None:
         """Where weight norm applied in ``start`` reaches inference unfolded (None: never, or folded)."""
@@ -590,6 +616,26 @@ class ServingIndex:
                     if name in folding and name not in live and self._defines_fold(key, name, folding):
                         return f"{_short(key[1])}.{name}()"
         return ""
+
+
+_QUOTES = frozenset(b"'\"")
+
+
+def _names_in_code(data: bytes, word: bytes) -> bool:
+    """``word`` occurs in ``data`` as a whole identifier, at least once not as a whole string literal."""
+    position = data.find(word)
+    while position >= 0:
+        end = position + len(word)
+        before = data[position - 1] if position else 0
+        after = data[end] if end < len(data) else 0
+        if not _identifier_byte(before) and not _identifier_byte(after) and not (before in _QUOTES and after in _QUOTES):
+            return True
+        position = data.find(word, position + 1)
+    return False
+
+
+def _identifier_byte(byte: int) -> bool:
+    return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
 
 
 def _skipped(name: str) -> bool:
