@@ -31,6 +31,7 @@ import os
 import pickle
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
 
 from . import model
@@ -47,18 +48,24 @@ MAX_TOTAL_BYTES = 64 << 20
 MAX_ENTRY_BYTES = 8 << 20
 _SUFFIX = ".pickle"
 _TEMP_SUFFIX = ".tmp"
-#: The only globals an entry may name: the data classes a summary is made of.
-_ALLOWED = frozenset(
-    ("wnaudit.source.model", cls.__name__) for cls in vars(model).values()
-    if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == model.__name__
-)
+def restricted_unpickler(module: ModuleType) -> type[pickle.Unpickler]:
+    """An unpickler that can build the plain data classes of ``module`` and nothing else (no code runs)."""
+    allowed = frozenset(
+        cls.__name__ for cls in vars(module).values()
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
+    )
+
+    class _Restricted(pickle.Unpickler):
+        def find_class(self, name_of_module: str, name: str) -> type:
+            if name_of_module != module.__name__ or name not in allowed:
+                raise pickle.UnpicklingError(f"{name_of_module}.{name} is not part of a cache entry")
+            return getattr(module, name)  # type: ignore[no-any-return]
+
+    return _Restricted
 
 
-class _SummaryUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> type:
-        if (module, name) not in _ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} is not part of a summary")
-        return getattr(model, name)  # type: ignore[no-any-return]
+#: Summaries are built of the data classes of ``model.py`` only.
+_SummaryUnpickler = restricted_unpickler(model)
 
 
 class SummaryCache:

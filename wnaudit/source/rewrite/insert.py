@@ -112,13 +112,17 @@ class Inserter(cst.CSTTransformer):
                 return None  # the site is inside a compound statement: its own block places it
             if any(isinstance(small, cst.Return) for small in statement.body):
                 return index
-            last = index
-            for later in range(index + 1, len(body)):
-                text = self.module.code_for_node(body[later])
-                if any(f"{insert.target}{load}" in text for load in _LOADS):
-                    last = later
-            return last + 1
+            return self._after_loads(body, index, insert.target)
         return None
+
+    def _after_loads(self, body: list, index: int, target: str) -> int:
+        """The position after ``body[index]`` and after any later statement that loads ``target``."""
+        last = index
+        for later in range(index + 1, len(body)):
+            text = self.module.code_for_node(body[later])
+            if any(f"{target}{load}" in text for load in _LOADS):
+                last = later
+        return last + 1
 
     def _after_self_assignment(self, body: list[cst.BaseStatement], insert: Insertion) -> int | None:
         """After the first ``self.<name> = ...`` of the class that holds the site."""
@@ -130,12 +134,7 @@ class Inserter(cst.CSTTransformer):
             return None
         for index, statement in enumerate(body):
             if statement is first:
-                last = index
-                for later in range(index + 1, len(body)):
-                    text = self.module.code_for_node(body[later])
-                    if any(f"{insert.target}{load}" in text for load in _LOADS):
-                        last = later
-                return last + 1
+                return self._after_loads(body, index, insert.target)
         return None
 
     def _first_assignment(self, cls: cst.ClassDef, target: str) -> Statement | None:

@@ -8,26 +8,14 @@ the data classes of ``facts.py``; anything else is a miss, never run.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import pickle
 
-from ..summary_cache import SummaryCache
+from ..summary_cache import SummaryCache, restricted_unpickler
 from . import facts
 from .facts import ServingFacts
 
-_ALLOWED = frozenset(
-    (facts.__name__, cls.__name__) for cls in vars(facts).values()
-    if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == facts.__name__
-)
-
-
-class _FactsUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> type:
-        if (module, name) not in _ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} is not part of serving facts")
-        return getattr(facts, name)  # type: ignore[no-any-return]
+_FactsUnpickler = restricted_unpickler(facts)
 
 
 def facts_key(digest: bytes, module: str, is_package: bool) -> str:
