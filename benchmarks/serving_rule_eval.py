@@ -17,9 +17,10 @@ run from the unpacked package's folder, so finding paths read like the labelled 
 Matching, per package: findings are taken once per (path, line).  A finding covers the site
 labelled at its (path, line) and every site whose ``via`` names that (path, line) (the line
 inside an alias helper such as ``def WNConv1d(...): return weight_norm(...)``, for sites that
-apply weight norm through it).  A finding is a true positive if it covers a ``report`` site,
-a false positive if it covers only ``silent`` sites or no labelled site at all, and is left out
-if it covers only ``unsure`` sites.  A ``report`` site that no finding covers is a false negative.
+apply weight norm through it; one "path:line" or a list of them, for a chain of helpers).
+A finding is a true positive if it covers a ``report`` site, a false positive if it covers
+only ``silent`` sites or no labelled site at all, and is left out if it covers only ``unsure``
+sites.  A ``report`` site that no finding covers is a false negative.
 Precision = TP / (TP + FP) over findings; recall = covered report sites / report sites.
 
     python benchmarks/serving_rule_eval.py                       # all packages
@@ -63,7 +64,7 @@ class Site:
     line: int
     label: str
     reason: str
-    via: str | None = None
+    via: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -121,8 +122,9 @@ def parse_sites(entry: Mapping[str, Any]) -> list[Site]:
         label = raw["label"]
         if label not in LABEL_VALUES:
             raise ValueError(f"{entry['name']}: {raw['path']}:{raw['line']}: unknown label {label!r}")
+        via = raw.get("via") or ()
         sites.append(Site(path=normalize_path(raw["path"]), line=int(raw["line"]), label=label,
-                          reason=raw.get("reason", ""), via=raw.get("via")))
+                          reason=raw.get("reason", ""), via=(via,) if isinstance(via, str) else tuple(via)))
     return sites
 
 
@@ -161,8 +163,8 @@ def score_package(name: str, version: str, sites: Sequence[Site],
     by_key: dict[str, list[Site]] = {}
     for site in sites:
         by_key.setdefault(site.key, []).append(site)
-        if site.via:
-            by_key.setdefault(site.via, []).append(site)
+        for helper in site.via:
+            by_key.setdefault(helper, []).append(site)
     unique: dict[str, Finding] = {}
     for finding in findings:
         unique.setdefault(finding.key, finding)

@@ -30,7 +30,7 @@ def ev() -> ModuleType:
     return module
 
 
-def _site(ev: ModuleType, path: str, line: int, label: str, via: str | None = None) -> Any:
+def _site(ev: ModuleType, path: str, line: int, label: str, via: tuple[str, ...] = ()) -> Any:
     return ev.Site(path=path, line=line, label=label, reason=f"why {path}:{line}", via=via)
 
 
@@ -67,7 +67,7 @@ def test_a_finding_at_an_unsure_site_counts_neither_way(ev: ModuleType) -> None:
 
 
 def test_a_finding_on_the_helper_line_covers_every_site_applying_through_it_once(ev: ModuleType) -> None:
-    helper = "pkg/layers.py:5"
+    helper = ("pkg/layers.py:5",)
     sites = [_site(ev, "pkg/model.py", 10, "report", via=helper),
              _site(ev, "pkg/model.py", 11, "report", via=helper),
              _site(ev, "pkg/disc.py", 3, "silent", via=helper)]
@@ -77,10 +77,23 @@ def test_a_finding_on_the_helper_line_covers_every_site_applying_through_it_once
 
 
 def test_a_helper_line_serving_only_silent_sites_is_a_false_positive(ev: ModuleType) -> None:
-    sites = [_site(ev, "pkg/disc.py", 3, "silent", via="pkg/layers.py:5"),
-             _site(ev, "pkg/model.py", 10, "report", via="pkg/layers.py:9")]
+    sites = [_site(ev, "pkg/disc.py", 3, "silent", via=("pkg/layers.py:5",)),
+             _site(ev, "pkg/model.py", 10, "report", via=("pkg/layers.py:9",))]
     score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/layers.py", 5)])
     assert (score.tp, score.fp, score.fn) == (0, 1, 1)
+
+
+def test_any_line_of_a_helper_chain_covers_the_site(ev: ModuleType) -> None:
+    """conv_class(...) -> CausalWNConv1d (helper call) -> CausalConvNet.weight_norm (the call)."""
+    sites = [_site(ev, "pkg/m.py", 40, "report", via=("pkg/m.py:20", "pkg/m.py:30"))]
+    for line in (20, 30, 40):
+        score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/m.py", line)])
+        assert (score.tp, score.fp, score.fn) == (1, 0, 0), line
+    raw = {"name": "pkg", "sites": [{"path": "pkg/m.py", "line": 1, "label": "report", "reason": "r",
+                                     "via": ["pkg/m.py:2", "pkg/m.py:3"]},
+                                    {"path": "pkg/m.py", "line": 4, "label": "silent", "reason": "r",
+                                     "via": "pkg/m.py:5"}]}
+    assert [s.via for s in ev.parse_sites(raw)] == [("pkg/m.py:2", "pkg/m.py:3"), ("pkg/m.py:5",)]
 
 
 def test_duplicate_findings_at_one_line_count_once(ev: ModuleType) -> None:
@@ -189,9 +202,9 @@ def test_the_committed_labels_are_well_formed(ev: ModuleType) -> None:
         for site in sites:
             assert site.reason.strip(), (entry["name"], site.key)
             assert any(site.path.startswith(root + "/") for root in entry["roots"]), (entry["name"], site.key)
-            if site.via is not None:
-                path, _, line = site.via.rpartition(":")
-                assert path and line.isdigit(), (entry["name"], site.key, site.via)
+            for helper in site.via:
+                path, _, line = helper.rpartition(":")
+                assert path and line.isdigit(), (entry["name"], site.key, helper)
     counts = {label: sum(site["label"] == label for entry in labels["packages"] for site in entry["sites"])
               for label in ev.LABEL_VALUES}
     assert counts["report"] >= 50 and counts["silent"] >= 50
