@@ -18,9 +18,9 @@ Matching, per package: findings are taken once per (path, line).  A finding cove
 labelled at its (path, line) and every site whose ``via`` names that (path, line) (the line
 inside an alias helper such as ``def WNConv1d(...): return weight_norm(...)``, for sites that
 apply weight norm through it; one "path:line" or a list of them, for a chain of helpers).
-A finding is a true positive if it covers a ``report`` site, a false positive if it covers
-only ``silent`` sites or no labelled site at all, and is left out if it covers only ``unsure``
-sites.  A ``report`` site that no finding covers is a false negative.
+A finding is a true positive if it covers a ``report`` site, is left out if it covers no
+``report`` site but an ``unsure`` one, and is a false positive if it covers only ``silent``
+sites or no labelled site at all.  A ``report`` site that no finding covers is a false negative.
 Precision = TP / (TP + FP) over findings; recall = covered report sites / report sites.
 
     python benchmarks/serving_rule_eval.py                       # all packages
@@ -179,10 +179,10 @@ def score_package(name: str, version: str, sites: Sequence[Site],
         covered.update(site.key for site in hit)
         if "report" in labels:
             score.true_positives.append((finding, hit))
-        elif "silent" in labels:
-            score.false_positives.append((finding, hit))
-        else:
+        elif "unsure" in labels:
             score.unsure_hits.append((finding, hit))
+        else:
+            score.false_positives.append((finding, hit))
     for site in sites:
         if site.label != "report":
             continue

@@ -66,6 +66,14 @@ def test_a_finding_at_an_unsure_site_counts_neither_way(ev: ModuleType) -> None:
     assert score.sites == {"report": 1, "silent": 0, "unsure": 1}
 
 
+def test_a_helper_finding_over_unsure_and_silent_sites_is_left_out(ev: ModuleType) -> None:
+    sites = [_site(ev, "pkg/conv.py", 10, "unsure", via=("pkg/conv.py:5",)),
+             _site(ev, "pkg/conv.py", 20, "silent", via=("pkg/conv.py:5",))]
+    score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/conv.py", 5)])
+    assert (score.tp, score.fp, score.fn) == (0, 0, 0)
+    assert [f.key for f, _ in score.unsure_hits] == ["pkg/conv.py:5"]
+
+
 def test_a_finding_on_the_helper_line_covers_every_site_applying_through_it_once(ev: ModuleType) -> None:
     helper = ("pkg/layers.py:5",)
     sites = [_site(ev, "pkg/model.py", 10, "report", via=helper),
