@@ -27,6 +27,7 @@ Precision = TP / (TP + FP) over findings; recall = covered report sites / report
     python benchmarks/serving_rule_eval.py --packages snac,vocos --markdown
     PYTHONPATH=/path/to/other/worktree python benchmarks/serving_rule_eval.py --json-out out.json
     python benchmarks/serving_rule_eval.py --src-dir /elsewhere/src --offline   # no download
+    python benchmarks/serving_rule_eval.py --save-reports R; ... --findings-dir R  # re-score, no lint
 """
 
 from __future__ import annotations
@@ -328,7 +329,8 @@ def run_rule(package_dir: Path, roots: Sequence[str], timeout: float, rule: str 
 
 
 def evaluate(entries: Sequence[Mapping[str, Any]], *, src_dir: Path, download_dir: Path, offline: bool,
-             findings_dir: Path | None, timeout: float, rule: str = RULE) -> list[PackageScore]:
+             findings_dir: Path | None, timeout: float, rule: str = RULE,
+             save_reports: Path | None = None) -> list[PackageScore]:
     scores = []
     for entry in entries:
         name, version = entry["name"], entry["version"]
@@ -347,6 +349,10 @@ def evaluate(entries: Sequence[Mapping[str, Any]], *, src_dir: Path, download_di
                         raise PackageFailure(f"{package_dir} is not there and --offline forbids downloading")
                     unpack(download(name, version, download_dir), package_dir)
                 report = run_rule(package_dir, entry["roots"], timeout, rule)
+                if save_reports is not None:
+                    save_reports.mkdir(parents=True, exist_ok=True)
+                    (save_reports / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n",
+                                                               encoding="utf-8")
             score = score_package(name, version, sites, findings_from_report(report, package_dir, rule))
             score.tool_errors = [f"{e.get('path')}: {e.get('message')}" for e in report.get("errors", ())]
         except PackageFailure as exc:
@@ -423,6 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--offline", action="store_true", help="never download; a missing package fails")
     parser.add_argument("--findings-dir", type=Path,
                         help="read NAME.json wnaudit reports from here instead of running wnaudit")
+    parser.add_argument("--save-reports", type=Path,
+                        help="write each package's raw wnaudit report here as NAME.json (for --findings-dir)")
     parser.add_argument("--rule", default=RULE, help="the finding code to score (default: WN110)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per package lint")
     parser.add_argument("--markdown", action="store_true", help="print the results as a markdown table")
@@ -439,7 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         entries = [entry for entry in entries if entry["name"] in wanted]
 
     scores = evaluate(entries, src_dir=args.src_dir, download_dir=args.download_dir, offline=args.offline,
-                      findings_dir=args.findings_dir, timeout=args.timeout, rule=args.rule)
+                      findings_dir=args.findings_dir, timeout=args.timeout, rule=args.rule,
+                      save_reports=args.save_reports)
     if args.markdown:
         print(markdown_table(scores))
     else:

@@ -162,6 +162,23 @@ def test_main_scores_from_reports_and_a_missing_package_is_reported_and_skipped(
     assert result["totals"]["precision"] == 0.5
 
 
+def test_saved_reports_rescore_without_running_wnaudit(ev: ModuleType, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "p-1" / "p").mkdir(parents=True)
+    report = {"findings": [{"path": "p/a.py", "code": "WN110", "line": 7, "column": 1, "message": "m"}],
+              "errors": []}
+    monkeypatch.setattr(ev, "run_rule", lambda *args, **kwargs: report)
+    entries = [{"name": "p", "version": "1", "dist_dir": "p-1", "roots": ["p"],
+                "sites": [{"path": "p/a.py", "line": 7, "label": "report", "reason": "r"}]}]
+    saved = tmp_path / "reports"
+    first = ev.evaluate(entries, src_dir=tmp_path, download_dir=tmp_path / "dl", offline=True,
+                        findings_dir=None, timeout=5, save_reports=saved)
+    again = ev.evaluate(entries, src_dir=tmp_path, download_dir=tmp_path / "dl", offline=True,
+                        findings_dir=saved, timeout=5)
+    assert json.loads((saved / "p.json").read_text(encoding="utf-8")) == report
+    assert (first[0].tp, again[0].tp, again[0].fn) == (1, 1, 0)
+
+
 def test_offline_without_the_unpacked_package_fails_that_package_only(ev: ModuleType, tmp_path: Path) -> None:
     entries = [{"name": "absent", "version": "1", "dist_dir": "absent-1", "roots": ["absent"], "sites": []}]
     scores = ev.evaluate(entries, src_dir=tmp_path, download_dir=tmp_path / "dl", offline=True,
