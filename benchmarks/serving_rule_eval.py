@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tarfile
@@ -303,7 +304,20 @@ def _check_members(names: Iterable[str], archive: Path) -> None:
 
 # ---------------------------------------------------------------- running the rule
 
-def run_rule(package_dir: Path, roots: Sequence[str], timeout: float, rule: str = RULE) -> dict[str, Any]:
+def _address_space_limit(limit_bytes: int | None) -> Any:
+    """A preexec hook capping the lint's address space: a runaway analysis fails that package
+    (MemoryError, no JSON) instead of taking the shared machine's memory."""
+    if not limit_bytes:
+        return None
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    return apply
+
+
+def run_rule(package_dir: Path, roots: Sequence[str], timeout: float, rule: str = RULE,
+             memory_limit_gb: float | None = None) -> dict[str, Any]:
     """wnaudit's JSON report for ``roots`` of one unpacked package, run as a fresh process."""
     missing = [root for root in roots if not (package_dir / root).exists()]
     if missing:
@@ -315,14 +329,15 @@ def run_rule(package_dir: Path, roots: Sequence[str], timeout: float, rule: str 
     command = [sys.executable, "-m", "wnaudit.cli", "--select", rule, "--output-format", "json",
                "--exit-zero", "--no-cache", *roots]
     try:
+        limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None
         result = subprocess.run(command, cwd=package_dir, env=env, capture_output=True, text=True,
-                                timeout=timeout)
+                                timeout=timeout, preexec_fn=_address_space_limit(limit))
     except subprocess.TimeoutExpired as exc:
         raise PackageFailure(f"wnaudit ran past {timeout:.0f} s on {package_dir.name}") from exc
     try:
         report: dict[str, Any] = json.loads(result.stdout)
     except json.JSONDecodeError as exc:
-        tail = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (result.stderr.strip().splitlines() or ["no output"])[-1][:300]
         raise PackageFailure(f"wnaudit gave no JSON report on {package_dir.name} "
                              f"(exit {result.returncode}): {tail}") from exc
     return report
@@ -330,7 +345,7 @@ def run_rule(package_dir: Path, roots: Sequence[str], timeout: float, rule: str 
 
 def evaluate(entries: Sequence[Mapping[str, Any]], *, src_dir: Path, download_dir: Path, offline: bool,
              findings_dir: Path | None, timeout: float, rule: str = RULE,
-             save_reports: Path | None = None) -> list[PackageScore]:
+             save_reports: Path | None = None, memory_limit_gb: float | None = None) -> list[PackageScore]:
     scores = []
     for entry in entries:
         name, version = entry["name"], entry["version"]
@@ -348,7 +363,7 @@ def evaluate(entries: Sequence[Mapping[str, Any]], *, src_dir: Path, download_di
                     if offline:
                         raise PackageFailure(f"{package_dir} is not there and --offline forbids downloading")
                     unpack(download(name, version, download_dir), package_dir)
-                report = run_rule(package_dir, entry["roots"], timeout, rule)
+                report = run_rule(package_dir, entry["roots"], timeout, rule, memory_limit_gb)
                 if save_reports is not None:
                     save_reports.mkdir(parents=True, exist_ok=True)
                     (save_reports / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n",
@@ -432,7 +447,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--save-reports", type=Path,
                         help="write each package's raw wnaudit report here as NAME.json (for --findings-dir)")
     parser.add_argument("--rule", default=RULE, help="the finding code to score (default: WN110)")
-    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per package lint")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per package lint")
+    parser.add_argument("--memory-limit-gb", type=float, default=6.0,
+                        help="address-space cap for each lint process, 0 for none (default: 6)")
     parser.add_argument("--markdown", action="store_true", help="print the results as a markdown table")
     parser.add_argument("--json-out", type=Path, help="also write the full results as JSON here")
     args = parser.parse_args(argv)
@@ -448,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     scores = evaluate(entries, src_dir=args.src_dir, download_dir=args.download_dir, offline=args.offline,
                       findings_dir=args.findings_dir, timeout=args.timeout, rule=args.rule,
-                      save_reports=args.save_reports)
+                      save_reports=args.save_reports, memory_limit_gb=args.memory_limit_gb)
     if args.markdown:
         print(markdown_table(scores))
     else:
