@@ -57,3 +57,12 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _git("add", "-A", cwd=snapshot)
     _git("commit", "-q", "-m", "snapshot of the working tree under test", cwd=snapshot)
     return snapshot
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private per-user cache directory for the test (``WNAUDIT_CACHE_DIR``), caching enabled."""
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("WNAUDIT_CACHE_DIR", str(directory))
+    monkeypatch.delenv("WNAUDIT_NO_CACHE", raising=False)
+    return directory

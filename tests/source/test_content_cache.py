@@ -38,14 +38,6 @@ USER = (
 PLAIN = "import os\nfrom .helpers import wn\n\nx = 1\n"
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("WNAUDIT_CACHE_DIR", str(directory))
-    monkeypatch.delenv("WNAUDIT_NO_CACHE", raising=False)
-    return directory
-
-
 def _package(root: Path) -> list[Path]:
     package = root / "pkg"
     package.mkdir(parents=True)

@@ -62,13 +62,28 @@ def _git(*args: str, cwd: Path) -> str:
     return subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
-def _project(root: Path) -> Path:
-    """A repository where the package is committed and only the using file is staged."""
-    project = root / "project"
-    for name, text in FILES.items():
+def _write(project: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
         path = project / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text))
+
+
+def _hook(project: Path, home: Path, hook_repo: Path, staged: str) -> subprocess.CompletedProcess[str]:
+    """``pre-commit try-repo`` of this checkout's snapshot on the one staged file, as a user runs it."""
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never")
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)  # the hook must run the installed snapshot, not this checkout
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "wnaudit", "--files", staged, "--color", "never"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=480,
+    )
+
+
+def _project(root: Path) -> Path:
+    """A repository where the package is committed and only the using file is staged."""
+    project = root / "project"
+    _write(project, FILES)
     _git("init", "-q", cwd=project)
     _git("add", "-A", cwd=project)
     _git("commit", "-q", "-m", "the package", cwd=project)
@@ -81,13 +96,7 @@ def _project(root: Path) -> Path:
 @needs_tools
 def test_pre_commit_with_only_the_using_file_staged_fails_on_the_bug(tmp_path: Path, hook_repo: Path):
     project = _project(tmp_path)
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
-    env.pop("VIRTUAL_ENV", None)
-    env.pop("PYTHONPATH", None)  # the hook must run the installed snapshot, not this checkout
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "wnaudit", "--files", "voc/serve.py", "--color", "never"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=480,
-    )
+    proc = _hook(project, tmp_path / "home", hook_repo, "voc/serve.py")
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
     assert re.search(rf"voc/serve\.py:{BUG_LINE}:\d+: WN101", output), output
@@ -96,10 +105,7 @@ def test_pre_commit_with_only_the_using_file_staged_fails_on_the_bug(tmp_path: P
 
 def test_flake8_on_the_one_file_reports_the_bug(tmp_path: Path):
     project = tmp_path / "project"
-    for name, text in {**FILES, "voc/serve.py": SERVE}.items():
-        path = project / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    _write(project, {**FILES, "voc/serve.py": SERVE})
     proc = subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", "--select", "WN", "voc/serve.py"],
         cwd=project, capture_output=True, text=True, timeout=120,
@@ -138,22 +144,13 @@ MODEL_LINE = 7
 @needs_tools
 def test_pre_commit_with_only_the_model_file_staged_reports_the_unfolded_serving_path(tmp_path: Path, hook_repo: Path):
     project = tmp_path / "project"
-    for name, text in SERVING_FILES.items():
-        path = project / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    _write(project, SERVING_FILES)
     _git("init", "-q", cwd=project)
     _git("add", "-A", cwd=project)
     _git("commit", "-q", "-m", "the serving code", cwd=project)
     (project / "voc" / "model.py").write_text(textwrap.dedent(MODEL))
     _git("add", "voc/model.py", cwd=project)
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never")
-    env.pop("VIRTUAL_ENV", None)
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "wnaudit", "--files", "voc/model.py", "--color", "never"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=480,
-    )
+    proc = _hook(project, tmp_path / "home", hook_repo, "voc/model.py")
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output
     assert re.search(rf"voc/model\.py:{MODEL_LINE}:\d+: WN110", output), output
@@ -162,10 +159,7 @@ def test_pre_commit_with_only_the_model_file_staged_reports_the_unfolded_serving
 
 def test_flake8_on_the_model_file_reports_the_unfolded_serving_path(tmp_path: Path):
     project = tmp_path / "project"
-    for name, text in {**SERVING_FILES, "voc/model.py": MODEL}.items():
-        path = project / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
+    _write(project, {**SERVING_FILES, "voc/model.py": MODEL})
     proc = subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", "--select", "WN", "voc/model.py"],
         cwd=project, capture_output=True, text=True, timeout=120,

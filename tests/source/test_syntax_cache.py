@@ -22,14 +22,6 @@ BROKEN = "def f(:\n    pass\n"
 
 
 @pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("WNAUDIT_CACHE_DIR", str(directory))
-    monkeypatch.delenv("WNAUDIT_NO_CACHE", raising=False)
-    return directory
-
-
-@pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Paths ``check_syntax`` parsed during the test."""
     seen: list[str] = []

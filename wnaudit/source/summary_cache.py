@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import pickle
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import TypeVar
@@ -37,7 +36,7 @@ from typing import TypeVar
 from . import model
 from .model import FileSummary
 from .project import Location
-from .syntax_cache import cache_root, disabled_by_env, prune_stale, version_key
+from .syntax_cache import cache_root, disabled_by_env, prune_stale, replace_whole, version_key
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -139,15 +138,7 @@ class SummaryCache:
             return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            handle, temp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=_TEMP_SUFFIX, dir=self.directory)
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(data)
-                os.replace(temp, self._path(key))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+            replace_whole(self._path(key), data, f".{key[:8]}.")
         except OSError as error:
             logger.debug("summary cache disabled: cannot write under %s: %s", self.directory, error)
             self._disabled = True

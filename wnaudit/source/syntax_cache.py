@@ -228,19 +228,28 @@ class SyntaxCache:
                 for key in list(entries)[: max(1, len(entries) // 4)]:  # oldest quarter first
                     del entries[key]
             text = _serialize(merged)
-        handle, temp = tempfile.mkstemp(prefix=f".{shard:02x}.", suffix=_TEMP_SUFFIX, dir=self.directory)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(text)
-            os.replace(temp, self._path(shard))
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        replace_whole(self._path(shard), text, f".{shard:02x}.")
         self._shards[shard] = merged
 
     def _prune_stale(self) -> None:
         prune_stale(self.directory)
+
+
+def replace_whole(target: Path, data: bytes, prefix: str) -> None:
+    """Write ``data`` to a temporary file beside ``target``, then rename it over ``target``.
+
+    A reader sees the old file or the new one, never a part; a failure leaves
+    no temporary file behind (a cache needs no fsync: a lost entry is a miss).
+    """
+    handle, temp = tempfile.mkstemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def prune_stale(directory: Path, temp_suffix: str = _TEMP_SUFFIX) -> None:
