@@ -385,3 +385,10 @@ def test_the_summary_cache_keeps_serving_facts_and_changes_no_answer(voc: Path, 
     warm = lint_files(files, RunOptions()).findings
     assert cold == first == warm and [f.code for f in warm] == ["WN110"]
     assert parsed == []  # every file's serving facts came from the cache
+
+
+def test_a_deeply_nested_serving_file_is_still_read(voc: Path):
+    """Nesting CPython parses (thousands of unary operators) is walked as the analysis walks it, not skipped."""
+    serve = voc / "voc" / "serve.py"
+    serve.write_text(serve.read_text() + "\nDEPTH = " + "-" * 3000 + "1\n")
+    assert [(name, line) for name, line, _ in _wn110([voc / "voc" / "model.py"])] == [("model.py", 9)]

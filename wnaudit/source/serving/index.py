@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ...core import catalogue
+from ..analysis import deep_recursion
 from ..project import ImportBinding, Project
 from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
@@ -125,13 +126,13 @@ class ServingIndex:
         found = facts_cache.load(self._cache, key) if self._cache is not None else None
         if found is None:
             try:
-                text = decode(data).text
-                tree = ast.parse(text, filename=str(path))
+                with deep_recursion():  # any tree CPython can build, as the analysis walks it
+                    tree = ast.parse(decode(data).text, filename=str(path))
+                    found = serving_facts(tree, location.module, location.is_package)
+                    del tree
             except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
                 return None
-            found = serving_facts(tree, location.module, location.is_package)
-            del tree
             if self._cache is not None:
                 facts_cache.store(self._cache, key, found)
         self._facts[path] = found
