@@ -392,3 +392,10 @@ def test_a_deeply_nested_serving_file_is_still_read(voc: Path):
     serve = voc / "voc" / "serve.py"
     serve.write_text(serve.read_text() + "\nDEPTH = " + "-" * 3000 + "1\n")
     assert [(name, line) for name, line, _ in _wn110([voc / "voc" / "model.py"])] == [("model.py", 9)]
+
+
+def test_a_project_file_too_big_to_lint_is_not_read_for_the_serving_path(voc: Path, monkeypatch):
+    from wnaudit.source.serving import index
+
+    monkeypatch.setattr(index, "DEFAULT_MAX_SOURCE_BYTES", 100)  # serve.py is bigger than that
+    assert _wn110([voc / "voc" / "model.py"]) == []

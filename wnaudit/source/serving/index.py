@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...core import catalogue
 from ..analysis import deep_recursion
 from ..project import ImportBinding, Project
@@ -639,6 +640,14 @@ def _identifier_byte(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
 
 
+def _too_big(path: Path) -> bool:
+    """Larger than the lint reads a source file (``max-source-bytes``' default): never read whole here either."""
+    try:
+        return path.stat().st_size > DEFAULT_MAX_SOURCE_BYTES
+    except OSError:
+        return True
+
+
 def _skipped(name: str) -> bool:
     """A directory the project walk does not enter: hidden ones, caches, installed code, tests."""
     return name.startswith(".") or name in _SKIPPED_DIRS
@@ -664,7 +673,7 @@ def _project_files(root: Path, whole: bool) -> Iterable[Path]:
         for name in sorted(files):
             if name.endswith(".py"):
                 path = here / name
-                if is_test_file(path):
+                if is_test_file(path) or _too_big(path):
                     continue
                 count += 1
                 if count > MAX_PROJECT_FILES:
