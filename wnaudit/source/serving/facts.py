@@ -311,7 +311,7 @@ class _Linker:
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
                 return self.refs(func.value, frame, depth + 1)
-            return tuple(("new", name) for name in sorted(self.names(func, frame)) if "." in name or name)
+            return tuple(("new", name) for name in sorted(self.names(func, frame)))
         if isinstance(node, ast.Name):
             return self._name_refs(node.id, frame, depth)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):

@@ -103,8 +103,8 @@ class ServingIndex:
         self._lookups: dict[tuple[Path, str], tuple[Key, str] | None] = {}
         self._instances: dict[tuple[Path, Ref], frozenset[Key]] = {}
         self._verdicts: dict[Key, Served | None] = {}
-        #: Units found to carry some start's weight norm, and who builds each of them.
-        self._graph: dict[Key, set[Key]] = {}
+        #: Units found to carry some start's weight norm (``prepare`` has searched from them), and who builds each.
+        self._prepared: set[Key] = set()
         self._parents: dict[Key, set[Key]] = {}
         #: Last parts of the names of every unit found to carry weight norm: only such names are resolved.
         self._interesting: set[str] = set()
@@ -372,7 +372,7 @@ class ServingIndex:
         """
         by_pool: dict[Path, list[Key]] = {}
         for start in starts:
-            if start not in self._graph:
+            if start not in self._prepared:
                 by_pool.setdefault(self._pool(start[0]).root, []).append(start)
         for root, group in by_pool.items():
             pool = self._pools[root]
@@ -380,7 +380,7 @@ class ServingIndex:
             pending = {_short(k[1]) for k in group}
             self._interesting.update(pending)
             for key in group:
-                self._graph.setdefault(key, set())
+                self._prepared.add(key)
             names = set(pending)
             defined = {(k[0], _short(k[1])) for k in group}
             while pending:
@@ -400,7 +400,7 @@ class ServingIndex:
                             if children and key not in known:
                                 known.add(key)
                                 defined.add((file, _short(qual)))
-                                self._graph.setdefault(key, set())
+                                self._prepared.add(key)
                                 short = _short(qual)
                                 if short not in names:
                                     names.add(short)
