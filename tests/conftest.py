@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+from git_repo import git
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -26,16 +26,6 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _git(*args: str, cwd: Path) -> str:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="wnaudit tests", GIT_AUTHOR_EMAIL="tests@wnaudit.invalid",
-        GIT_COMMITTER_NAME="wnaudit tests", GIT_COMMITTER_EMAIL="tests@wnaudit.invalid",
-    )
-    command = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args]
-    return subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
-
-
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This checkout's working tree, committed as it is now, for ``pre-commit try-repo``.
@@ -46,16 +36,16 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code under test.  In CI the checkout is clean and the snapshot equals HEAD.
     """
     snapshot = tmp_path_factory.mktemp("wnaudit-hook-repo")
-    listed = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO_ROOT)
+    listed = git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO_ROOT)
     for name in filter(None, listed.split("\0")):
         source = REPO_ROOT / name
         if source.is_file():
             target = snapshot / name
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
-    _git("init", "-q", cwd=snapshot)
-    _git("add", "-A", cwd=snapshot)
-    _git("commit", "-q", "-m", "snapshot of the working tree under test", cwd=snapshot)
+    git("init", "-q", cwd=snapshot)
+    git("add", "-A", cwd=snapshot)
+    git("commit", "-q", "-m", "snapshot of the working tree under test", cwd=snapshot)
     return snapshot
 
 

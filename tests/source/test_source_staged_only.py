@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from git_repo import git
 
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
@@ -52,16 +53,6 @@ needs_tools = pytest.mark.skipif(
 )
 
 
-def _git(*args: str, cwd: Path) -> str:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="wnaudit tests", GIT_AUTHOR_EMAIL="tests@wnaudit.invalid",
-        GIT_COMMITTER_NAME="wnaudit tests", GIT_COMMITTER_EMAIL="tests@wnaudit.invalid",
-    )
-    command = ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args]
-    return subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
-
-
 def _write(project: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = project / name
@@ -84,12 +75,12 @@ def _project(root: Path) -> Path:
     """A repository where the package is committed and only the using file is staged."""
     project = root / "project"
     _write(project, FILES)
-    _git("init", "-q", cwd=project)
-    _git("add", "-A", cwd=project)
-    _git("commit", "-q", "-m", "the package", cwd=project)
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    git("commit", "-q", "-m", "the package", cwd=project)
     (project / "voc" / "serve.py").write_text(textwrap.dedent(SERVE))
-    _git("add", "voc/serve.py", cwd=project)
-    assert _git("diff", "--cached", "--name-only", cwd=project).split() == ["voc/serve.py"]
+    git("add", "voc/serve.py", cwd=project)
+    assert git("diff", "--cached", "--name-only", cwd=project).split() == ["voc/serve.py"]
     return project
 
 
@@ -145,11 +136,11 @@ MODEL_LINE = 7
 def test_pre_commit_with_only_the_model_file_staged_reports_the_unfolded_serving_path(tmp_path: Path, hook_repo: Path):
     project = tmp_path / "project"
     _write(project, SERVING_FILES)
-    _git("init", "-q", cwd=project)
-    _git("add", "-A", cwd=project)
-    _git("commit", "-q", "-m", "the serving code", cwd=project)
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    git("commit", "-q", "-m", "the serving code", cwd=project)
     (project / "voc" / "model.py").write_text(textwrap.dedent(MODEL))
-    _git("add", "voc/model.py", cwd=project)
+    git("add", "voc/model.py", cwd=project)
     proc = _hook(project, tmp_path / "home", hook_repo, "voc/model.py")
     output = proc.stdout + proc.stderr
     assert proc.returncode == 1, output

@@ -11,12 +11,12 @@ device synchronised around each call when it is not the CPU.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import math
 import time
 from typing import Any, Callable, Iterator, Sequence
 
+from ..common.gc_pause import cyclic_gc_paused
 from ..core import torch_api
 from .arms import Rebuild, build_arms, count_live_weight_norms
 from .errors import BenchError
@@ -229,7 +229,7 @@ def _time_pairs(
     """Per-call seconds of each arm, pair by pair, alternating which arm runs first."""
     arms = (live, folded)
     times: tuple[list[float], list[float]] = ([], [])
-    with torch.inference_mode(), _collector_paused():
+    with torch.inference_mode(), cyclic_gc_paused(collect_first=True):
         for index in range(warmup):
             for arm in (0, 1) if index % 2 == 0 else (1, 0):
                 arms[arm](*inputs)
@@ -242,19 +242,6 @@ def _time_pairs(
                 synchronize()
                 times[arm].append((time.perf_counter_ns() - start) * 1e-9)
     return times
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Keep Python's cyclic garbage collector from landing inside one arm's call."""
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @contextlib.contextmanager

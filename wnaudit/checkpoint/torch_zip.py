@@ -256,32 +256,19 @@ class ZipStreamWriter:
 def _copy_range(source_fd: int, offset: int, target_fd: int, size: int, progress: Callable[[int], None]) -> None:
     """Copy ``size`` bytes at ``offset`` of the source to the target's position, in the kernel."""
     remaining = size
-    copy_file_range = getattr(os, "copy_file_range", None)
-    while remaining and copy_file_range is not None:
-        try:
-            copied = copy_file_range(source_fd, target_fd, min(remaining, 1 << 30), offset)
-        except OSError as error:
-            if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF):
-                raise
-            copy_file_range = None
-            break
-        if copied == 0:
-            raise CheckpointError("file shrank while being rewritten")
-        offset += copied
-        remaining -= copied
-        progress(copied)
-    while remaining:
-        try:
-            copied = os.sendfile(target_fd, source_fd, offset, min(remaining, 1 << 30))
-        except OSError as error:
-            if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-                raise
-            break
-        if copied == 0:
-            raise CheckpointError("file shrank while being rewritten")
-        offset += copied
-        remaining -= copied
-        progress(copied)
+    for copy, unsupported in _kernel_copies(source_fd, target_fd):
+        while remaining:
+            try:
+                copied = copy(offset, min(remaining, 1 << 30))
+            except OSError as error:
+                if error.errno not in unsupported:
+                    raise
+                break  # this system cannot copy this way: try the next one
+            if copied == 0:
+                raise CheckpointError("file shrank while being rewritten")
+            offset += copied
+            remaining -= copied
+            progress(copied)
     while remaining:  # no in-kernel copy on this system
         chunk = os.pread(source_fd, min(remaining, 16 << 20), offset)
         if not chunk:
@@ -292,6 +279,22 @@ def _copy_range(source_fd: int, offset: int, target_fd: int, size: int, progress
         offset += len(chunk)
         remaining -= len(chunk)
         progress(len(chunk))
+
+
+def _kernel_copies(source_fd: int, target_fd: int) -> list[tuple[Callable[[int, int], int], frozenset[int]]]:
+    """The in-kernel ways to copy (offset, count) -> bytes copied, best first, each with the errnos that mean "unsupported"."""
+    copies: list[tuple[Callable[[int, int], int], frozenset[int]]] = []
+    copy_file_range = getattr(os, "copy_file_range", None)
+    if copy_file_range is not None:
+        copies.append((
+            lambda offset, count: copy_file_range(source_fd, target_fd, count, offset),
+            frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF}),
+        ))
+    copies.append((
+        lambda offset, count: os.sendfile(target_fd, source_fd, offset, count),
+        frozenset({errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP}),
+    ))
+    return copies
 
 
 def write_archive(

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import gc
 import re
 import sys
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..common.gc_pause import cyclic_gc_paused
 from ..core import catalogue
 from .model import Application, Built, FileSummary, Misplaced, Removal, Site, Unit
 from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
@@ -464,25 +464,6 @@ def deep_recursion() -> Iterator[None]:
         yield
     finally:
         sys.setrecursionlimit(previous)
-
-
-@contextlib.contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """No cycle collection while a file is analysed.
-
-    The walk allocates many objects that live until the file is done (call
-    records, scopes) and syntax trees freed by reference counting; the cyclic
-    collector would rescan all of them again and again (half the time on a
-    5 MB file, growing faster than the file).  Whatever cycles remain are
-    collected when the pause ends.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 #: Qualified project name -> the catalogue API names it is bound to (found in other files).

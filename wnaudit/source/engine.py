@@ -25,7 +25,8 @@ from ..common.atomic import atomic_write_bytes
 from ..common.config import Config
 from ..common.findings import Applicability, Finding, InputError, RunResult, finding
 from ..common.options import RunOptions
-from .analysis import Aliases, analyze, cyclic_gc_paused
+from ..common.gc_pause import cyclic_gc_paused
+from .analysis import Aliases, analyze
 from .context import Context
 from .diff import unified_patch
 from .fixer import FixError, apply_fixes
