@@ -395,7 +395,7 @@ def test_a_deeply_nested_serving_file_is_still_read(voc: Path):
 
 
 def test_a_project_file_too_big_to_lint_is_not_read_for_the_serving_path(voc: Path, monkeypatch):
-    from wnaudit.source.serving import index
+    from wnaudit.source.serving import walk
 
-    monkeypatch.setattr(index, "DEFAULT_MAX_SOURCE_BYTES", 100)  # serve.py is bigger than that
+    monkeypatch.setattr(walk, "DEFAULT_MAX_SOURCE_BYTES", 100)  # serve.py is bigger than that
     assert _wn110([voc / "voc" / "model.py"]) == []

@@ -62,6 +62,7 @@ class Context:
 
             self._serving = ServingIndex(
                 self.workspace.project, self.workspace.source_bytes, self.workspace.import_edges, self.workspace.summaries,
+                self.workspace.project_files,
             )
         return self._serving
 

@@ -28,6 +28,7 @@ from ..common.options import RunOptions
 from ..common.gc_pause import cyclic_gc_paused
 from .analysis import Aliases, analyze
 from .context import Context
+from .derived_cache import DerivedAnswers
 from .diff import unified_patch
 from .fixer import FixError, apply_fixes
 from . import notebook
@@ -145,9 +146,15 @@ def _summarize_located(data: bytes, path: str, location: Location, aliases: Alia
 
 def new_workspace(
     config: Config | None = None, cache: SyntaxCache | None = None, summaries: SummaryCache | None = None,
+    derived: bool = False,
 ) -> Workspace:
-    """A workspace resolving imports from ``config``'s source roots (default: the current directory)."""
-    return Workspace(Project((config or Config()).source_roots), _summarize_located, cache, summaries)
+    """A workspace resolving imports from ``config``'s source roots (default: the current directory).
+
+    ``derived``: reuse (and keep) the cross-file answers of earlier runs, with ``summaries`` (``derived_cache``).
+    """
+    project = Project((config or Config()).source_roots)
+    answers = DerivedAnswers.open(summaries, project.roots) if derived and summaries is not None else None
+    return Workspace(project, _summarize_located, cache, summaries, answers)
 
 
 def default_workspace() -> Workspace:
@@ -378,7 +385,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     result = RunResult()
     views = notebook.views_of([str(p) for p in files])  # notebooks: findings name cell and line
     cache = SyntaxCache.open(options.cache)
-    workspace = new_workspace(options.config, cache, SummaryCache.open(options.cache))
+    workspace = new_workspace(options.config, cache, SummaryCache.open(options.cache), derived=True)
     scanned = _scan_all(files, options.jobs, options.config.max_source_bytes, workspace, cache)
     summaries: list[FileSummary] = []
     for item in scanned:

@@ -17,7 +17,6 @@ importing file itself lives in that package.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from dataclasses import dataclass
@@ -70,9 +69,34 @@ class Project:
         self._views: dict[tuple[tuple[Path, ...], Path], int] = {}
         self._module_files: dict[tuple[int, str], Path | None] = {}
         self._directories: dict[str, tuple[tuple[str, ...], str, bool, Path | None, tuple[Path, ...]]] = {}
-        # File-system answers are cached for one run (the import system caches directory listings too).
-        self._isfile = functools.lru_cache(maxsize=None)(os.path.isfile)
-        self._isdir = functools.lru_cache(maxsize=None)(os.path.isdir)
+        # File-system answers are cached for one run (the import system caches directory listings too);
+        # they are also the observations a record of derived answers is checked against (``observations``).
+        self._files: dict[str, bool] = {}
+        self._dirs: dict[str, bool] = {}
+        self._exists: dict[str, bool] = {}
+
+    def _isfile(self, path: str) -> bool:
+        found = self._files.get(path)
+        if found is None:
+            found = self._files[path] = os.path.isfile(path)
+        return found
+
+    def _isdir(self, path: str) -> bool:
+        found = self._dirs.get(path)
+        if found is None:
+            found = self._dirs[path] = os.path.isdir(path)
+        return found
+
+    def exists(self, path: str) -> bool:
+        """``os.path.exists``, asked once per run (and recorded like every file-system answer here)."""
+        found = self._exists.get(path)
+        if found is None:
+            found = self._exists[path] = os.path.exists(path)
+        return found
+
+    def observations(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool], dict[str, dict[str, int] | None]]:
+        """What the file system answered this run: isfile, isdir, exists, and directory listings."""
+        return self._files, self._dirs, self._exists, self._listings
 
     def _is_package_dir(self, directory: Path | str) -> bool:
         return self._isfile(os.path.join(directory, "__init__.py"))
@@ -201,28 +225,10 @@ class Project:
         return found
 
     def _kinds(self, directory: str) -> dict[str, int] | None:
-        """Entry name -> _FILE/_DIR bits (links followed, as ``os.path.isfile`` does); ``{}``: not a directory.
-
-        None when the directory cannot be listed: callers then ask ``stat`` per name.
-        """
+        """``list_kinds``, once per directory per run."""
         if directory in self._listings:
             return self._listings[directory]
-        listing: dict[str, int] = {}
-        kinds: dict[str, int] | None = listing
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    try:
-                        kind = (_FILE if entry.is_file() else 0) | (_DIR if entry.is_dir() else 0)
-                    except OSError:
-                        kind = _FILE | _DIR  # unknown: let ``stat`` decide
-                    if kind:
-                        listing[entry.name] = kind
-        except (FileNotFoundError, NotADirectoryError):
-            kinds = {}
-        except OSError:
-            kinds = None
-        self._listings[directory] = kinds
+        kinds = self._listings[directory] = list_kinds(directory)
         return kinds
 
     @staticmethod
@@ -252,6 +258,28 @@ class Project:
             break
         self._resolutions[key] = result
         return result
+
+
+def list_kinds(directory: str) -> dict[str, int] | None:
+    """Entry name -> _FILE/_DIR bits (links followed, as ``os.path.isfile`` does); ``{}``: not a directory.
+
+    None when the directory cannot be listed: callers then ask ``stat`` per name.
+    """
+    listing: dict[str, int] = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    kind = (_FILE if entry.is_file() else 0) | (_DIR if entry.is_dir() else 0)
+                except OSError:
+                    kind = _FILE | _DIR  # unknown: let ``stat`` decide
+                if kind:
+                    listing[entry.name] = kind
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError:
+        return None
+    return listing
 
 
 # -- which files can matter, decided from their bytes ------------------------

@@ -112,11 +112,17 @@ class SummaryCache:
     def put(self, key: str, summary: FileSummary) -> None:
         self.put_entry(key, dataclasses.replace(summary, path="", file=""))
 
+    def get_bytes(self, key: str) -> bytes | None:
+        """An entry's stored bytes (None: none stored, or unreadable)."""
+        try:
+            return self._path(key).read_bytes()
+        except OSError:
+            return None
+
     def get_entry(self, key: str, unpickler: type[pickle.Unpickler], expected: type[_T]) -> _T | None:
         """An entry read back with ``unpickler`` (which decides what it may build), if it is an ``expected``."""
-        try:
-            raw = self._path(key).read_bytes()
-        except OSError:
+        raw = self.get_bytes(key)
+        if raw is None:
             self.misses += 1
             return None
         try:
@@ -131,10 +137,11 @@ class SummaryCache:
         return found
 
     def put_entry(self, key: str, value: object) -> None:
-        if self._disabled:
-            return
-        data = pickle.dumps(value, protocol=5)
-        if len(data) > MAX_ENTRY_BYTES:
+        self.put_bytes(key, pickle.dumps(value, protocol=5))
+
+    def put_bytes(self, key: str, data: bytes, limit: int = MAX_ENTRY_BYTES) -> None:
+        """Store ``data`` under ``key``, replaced whole (nothing bigger than ``limit``)."""
+        if self._disabled or len(data) > limit:
             return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

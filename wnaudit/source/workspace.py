@@ -21,10 +21,12 @@ from typing import Callable, Iterable, Iterator
 from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
+from .derived_cache import DerivedAnswers, Observations, content_digest, read_source_file
 from .model import FileSummary
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
 from .resolve import API_ROOTS
+from .serving.walk import project_files
 from .summary_cache import SummaryCache
 from .syntax_cache import SyntaxCache, digest_of
 
@@ -34,6 +36,62 @@ logger = logging.getLogger(__name__)
 Summarizer = Callable[[bytes, str, Location, "Aliases | None"], FileSummary]
 _MAX_CHAIN = 32
 
+
+
+class _Reachable:
+    """Memoised answers to "does anything reachable from here carry the fact?", right on import cycles.
+
+    Nodes that reach each other (a strongly connected component: modules
+    importing each other) share one answer, so they are answered together
+    (Tarjan's algorithm): while a component is being explored an edge back
+    into it reads "no" for now, and when its first node is done, that node's
+    answer, which collects every member's, becomes the answer of all of them.
+    So no answer depends on which file asked first, and each node is asked once.
+    """
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[Path, str], bool] = {}
+        self._open: dict[tuple[Path, str], int] = {}  # on the stack -> its order of discovery
+        self._stack: list[tuple[Path, str]] = []
+        self._count = 0
+        self._low = 1 << 62
+
+    def settled(self, key: tuple[Path, str]) -> bool:
+        """Whether ``key``'s answer is final (its component is done)."""
+        return key in self.known
+
+    def ask(self, key: tuple[Path, str], compute: Callable[[Path, str], bool]) -> bool:
+        known = self.known.get(key)
+        if known is not None:
+            return known
+        order = self._open.get(key)
+        if order is not None:  # a cycle back into the component being explored
+            self._low = min(self._low, order)
+            return False
+        order = self._open[key] = self._count
+        self._count += 1
+        self._stack.append(key)
+        outer, self._low = self._low, order
+        try:
+            result = compute(*key)
+        except BaseException:
+            while self._stack:  # abandon this component; nothing half-answered is kept
+                member = self._stack.pop()
+                del self._open[member]
+                if member == key:
+                    break
+            self._low = outer
+            raise
+        low = self._low
+        if low >= order:  # the component's first node: its answer is every member's
+            while True:
+                member = self._stack.pop()
+                del self._open[member]
+                self.known[member] = result
+                if member == key:
+                    break
+        self._low = min(outer, low)
+        return result
 
 
 @dataclass(frozen=True)
@@ -48,13 +106,21 @@ class Workspace:
 
     With ``cache`` a file's byte-level facts come from the per-user cache
     (by content digest); with ``summaries`` so do the summaries of the files
-    it analyses.  Either only saves work: the answers are the same.
+    it analyses; with ``derived`` the import scan's answers come from an
+    earlier run whose every observation still holds.  Each only saves work:
+    the answers are the same.
     """
 
     def __init__(
         self, project: Project, summarizer: Summarizer, cache: SyntaxCache | None = None, summaries: SummaryCache | None = None,
+        derived: DerivedAnswers | None = None,
     ) -> None:
         self.project = project
+        self.derived = derived
+        #: Per file read from disk this run: the digest of the bytes first read (what ``derived`` is checked against).
+        self._read_digests: dict[str, str | None] = {}
+        #: WN110's project walks this run: "1" (whole tree) or "0" (packages only) + root -> the files found.
+        self._walks: dict[str, tuple[Path, ...]] = {}
         self._summarize_uncached = summarizer
         self.cache = cache
         self.summaries = summaries
@@ -63,8 +129,8 @@ class Workspace:
         self._contents: dict[Path, tuple[bytes, ContentFacts] | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
         self._final: dict[Path, FileSummary | None] = {}
-        self._closure: dict[tuple[Path, str], bool] = {}
-        self._exports_api: dict[tuple[Path, str], bool] = {}
+        self._closure = _Reachable()
+        self._exports_api = _Reachable()
         self._api_memo: dict[tuple[Path, str], frozenset[str]] = {}
         self._scans: dict[Path, _Scan | None] = {}
         self._definitions: dict[Path, frozenset[str]] = {}
@@ -76,11 +142,18 @@ class Workspace:
         """The file's bytes (not kept: a tree's worth of source would stay in memory)."""
         if path in self._bytes:
             return self._bytes[path]
-        try:
-            return path.read_bytes() if path.is_file() else None
-        except OSError as error:
-            logger.debug("%s: not read as a dependency: %s", path, error)
-            return None
+        data = read_source_file(path)
+        if self.derived is not None and str(path) not in self._read_digests:
+            self._read_digests[str(path)] = content_digest(data)
+        return data
+
+    def project_files(self, root: Path, whole: bool) -> tuple[Path, ...]:
+        """The project's Python files under ``root`` (``serving.walk.project_files``), walked once per run."""
+        key = ("1" if whole else "0") + str(root)
+        found = self._walks.get(key)
+        if found is None:
+            found = self._walks[key] = tuple(project_files(root, whole))
+        return found
 
     def source_bytes(self, path: Path) -> bytes | None:
         """The file's bytes as this run sees them: the content a caller gave for it, else the disk's."""
@@ -104,6 +177,8 @@ class Workspace:
         if data is None:
             data = self._data(path)
         found = None if data is None else self.facts_for(data)
+        if found is not None and path not in self._bytes:
+            self._read_digests.setdefault(str(path), found[0].hex())
         self._contents[path] = found
         return found
 
@@ -165,24 +240,29 @@ class Workspace:
         body may use any import) or imported, and what it uses may matter.
         """
         path = self.project.locate(path).path
-        key = (path, name)
-        if key in self._closure:
-            return self._closure[key]
-        self._closure[key] = False  # an import cycle adds nothing new
+        derived = self.derived
+        if derived is None:
+            return self._closure.ask((path, name), self._may_matter)
+        key = f"{path}\0{name}"
+        known = derived.matters.get(key)
+        if known is None:
+            known = self._closure.ask((path, name), self._may_matter)
+            if self._closure.settled((path, name)):
+                derived.matters[key] = known
+        return known
+
+    def _may_matter(self, path: Path, name: str) -> bool:
         scan = self._scan(path)
-        result = False
-        if scan is not None:
-            bindings = scan.bindings
+        if scan is None:
+            return False
+        bindings = scan.bindings
+        if name == "*" or name in self._defined(path):
             every = [item for found in bindings.values() for item in found]
-            if name == "*" or name in self._defined(path):
-                result = scan.holds_facts or any(self.may_matter(dep, b.attribute) for b, dep in every)
-            elif scan.holds_facts and (name in bindings or self._mentions(path, name)):
-                result = True
-            else:
-                reached = [*bindings.get(name, ()), *bindings.get("*", ())]
-                result = any(self.may_matter(dep, b.attribute) for b, dep in reached)
-        self._closure[key] = result
-        return result
+            return scan.holds_facts or any(self.may_matter(dep, b.attribute) for b, dep in every)
+        if scan.holds_facts and (name in bindings or self._mentions(path, name)):
+            return True
+        reached = [*bindings.get(name, ()), *bindings.get("*", ())]
+        return any(self.may_matter(dep, b.attribute) for b, dep in reached)
 
     def _all_bindings(self, path: Path, facts: ContentFacts) -> Iterator[tuple[ImportBinding, Path]]:
         for found in self._bindings(path, facts).values():
@@ -213,11 +293,24 @@ class Workspace:
         return data is not None and re.search(rb"\b" + re.escape(name.encode("ascii", "replace")) + rb"\b", data) is not None
 
     def may_have_findings(self, path: Path, facts: ContentFacts) -> bool:
-        """Can a linted file (with these byte-level facts) hold a finding? It names an API, or imports a project name bound to one."""
+        """Can a linted file (with these byte-level facts) hold a finding? It names an API, or imports a project name bound to one.
+
+        ``facts`` must be those of the file's bytes on disk (``content``) for
+        an earlier run's answer to be used: a notebook's view is decided anew.
+        """
         if facts.names_api:
             return True
+        derived, name = self.derived, str(path)
+        if derived is None or name not in self._read_digests:
+            return self._may_have_findings(path, facts)
+        known = derived.scan.get(name)
+        if known is None:
+            known = derived.scan[name] = self._may_have_findings(path, facts)
+        return known
+
+    def _may_have_findings(self, path: Path, facts: ContentFacts) -> bool:
         location = self.project.locate(path)
-        exports, may_export_api = self._exports_api, self.may_export_api
+        exports, may_export_api = self._exports_api.known, self.may_export_api
         for binding, dep in self._all_bindings(location.path, facts):
             known = exports.get((dep, binding.attribute))  # a finished answer never changes: ask only what is open
             if known is None:
@@ -233,33 +326,38 @@ class Workspace:
         module level (the common case: nothing to parse); such a file is
         parsed and its bindings answer exactly.
         """
-        key = (path, name)
-        if key in self._exports_api:
-            return self._exports_api[key]
-        self._exports_api[key] = False  # a cycle of re-exports binds nothing
+        return self._exports_api.ask((path, name), self._may_export_api)
+
+    def _may_export_api(self, path: Path, name: str) -> bool:
         scanned = self._scan(path)
-        result = False
-        if scanned is not None:
-            module_level, by_name = scanned.binds_api, scanned.bindings
-            if module_level:
-                summary = self.first(path)
-                if summary is not None:
-                    names = list(summary.exports) if name == "*" else [name]
-                    result = any(self._names_api(summary, n) for n in names) or any(
-                        m.partition(".")[0] in API_ROOTS for m in summary.star_modules
-                    )
-            # It may also re-export what a module it imports binds.
-            if not result:
-                reached = (
-                    [item for found in by_name.values() for item in found]
-                    if name == "*" else [*by_name.get(name, ()), *by_name.get("*", ())]
-                )
-                result = any(self.may_export_api(dep, binding.attribute) for binding, dep in reached)
-        self._exports_api[key] = result
-        return result
+        if scanned is None:
+            return False
+        module_level, by_name = scanned.binds_api, scanned.bindings
+        if module_level:
+            summary = self.first(path)
+            if summary is not None:
+                names = list(summary.exports) if name == "*" else [name]
+                if any(self._names_api(summary, n) for n in names) or any(
+                    m.partition(".")[0] in API_ROOTS for m in summary.star_modules
+                ):
+                    return True
+        # It may also re-export what a module it imports binds.
+        reached = (
+            [item for found in by_name.values() for item in found]
+            if name == "*" else [*by_name.get(name, ()), *by_name.get("*", ())]
+        )
+        return any(self.may_export_api(dep, binding.attribute) for binding, dep in reached)
+
+    def observations(self) -> Observations:
+        """Everything this run learnt from the file system."""
+        files, dirs, exists, listings = self.project.observations()
+        walks = {key: [str(p) for p in found] for key, found in self._walks.items()}
+        return Observations(dict(self._read_digests), dict(files), dict(dirs), dict(exists), dict(listings), walks)
 
     def save_caches(self) -> None:
         """Write back what this run added to the caches (silent on failure)."""
+        if self.derived is not None:
+            self.derived.save(self.observations())
         if self.cache is not None:
             self.cache.save()
             logger.debug("syntax cache: %d verdict hits, %d misses", self.cache.hits, self.cache.misses)
@@ -323,11 +421,19 @@ class Workspace:
 
     def complete(self, summary: FileSummary, content: bytes | str) -> FileSummary:
         """Re-analyse ``summary``'s file when it calls project names that stand for torch APIs."""
-        aliases = self.aliases(summary)
+        raw = content if isinstance(content, bytes) else content.encode("utf-8")
+        derived = self.derived
+        if derived is None:
+            aliases = self.aliases(summary)
+        else:  # the content's digest is in the key: fixed content in memory is asked about as itself
+            key = f"{summary.file or summary.path}\0{digest_of(raw).hex()}"
+            known = derived.aliases.get(key)
+            if known is None:
+                known = derived.aliases[key] = self.aliases(summary)
+            aliases = known
         if not aliases:
             return summary
         location = self.project.locate(summary.file or summary.path)
-        raw = content if isinstance(content, bytes) else content.encode("utf-8")
         try:
             completed = self._summarize(raw, summary.path, location, aliases)
         except SourceError:

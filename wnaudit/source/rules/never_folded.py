@@ -19,7 +19,8 @@ from typing import Iterator
 from ...common.findings import Applicability, Severity
 from ..context import Context
 from ..model import FileSummary
-from ..serving.index import Served
+from ..derived_cache import Verdict
+from ..serving.index import ServingIndex
 from .base import WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 _HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
@@ -161,31 +162,44 @@ class NeverFoldedWeightNorm(Rule):
         starts = _starts(summary)
         if not starts:
             return
-        index = context.serving()
-        index.prepare((file, unit) for s in context.summaries for file, unit, _ in _starts(s))
-        for file, unit, position in starts:
-            if not index.applied((file, unit), summary.applications[position].site.line):
+        derived = context.workspace.derived
+        known = derived.served if derived is not None else {}
+        keys = [f"{file}\0{unit}\0{summary.applications[position].site.line}" for file, unit, position in starts]
+        if any(key not in known for key in keys):
+            index = context.serving()
+            index.prepare((f, u) for s in context.summaries for f, u, _ in _starts(s))
+            for key, (file, unit, position) in zip(keys, starts):
+                if key not in known:
+                    known[key] = _verdict(index, file, unit, summary.applications[position].site.line)
+        for key, (_, _, position) in zip(keys, starts):
+            verdict = known[key]
+            if verdict is None:
                 continue
-            served = index.served((file, unit))
-            if served is None:
-                continue
-            application = summary.applications[position]
-            site = served.site
-            target = site.target or "model"
             insert = Insertion(
-                file=str(served.file), line=site.line, statement=f"wnaudit.fold_weight_norm({target})",
-                module="wnaudit", placement="after" if site.kind == "mode" else "before", target=target,
+                file=verdict.file, line=verdict.line, statement=f"wnaudit.fold_weight_norm({verdict.target})",
+                module="wnaudit", placement="after" if verdict.kind == "mode" else "before", target=verdict.target,
             )
-            yield Candidate(self.code, application.site, _message(served, index.root_of(file)[0]), None, insert)
+            yield Candidate(self.code, summary.applications[position].site, _message(verdict), None, insert)
 
 
-def _message(served: Served, root: Path) -> str:
+def _verdict(index: ServingIndex, file: Path, unit: str, line: int) -> Verdict | None:
+    """Where the application at ``line`` of ``unit`` is served unfolded (None: it is not)."""
+    if not index.applied((file, unit), line):
+        return None
+    served = index.served((file, unit))
+    if served is None:
+        return None
+    site = served.site
+    root = index.root_of(file)[0]
     try:
         where = served.file.relative_to(root).as_posix()
     except ValueError:
         where = served.file.name
-    site = served.site
-    text = f"weight norm applied here stays live at `{where}:{site.line}` ({site.what})"
-    if served.uncalled:
-        text += f"; `{served.uncalled}` exists but nothing calls it"
-    return text + f"; fold once after loading with `wnaudit.fold_weight_norm({site.target or 'model'})`"
+    return Verdict(str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled, where)
+
+
+def _message(verdict: Verdict) -> str:
+    text = f"weight norm applied here stays live at `{verdict.root}:{verdict.line}` ({verdict.what})"
+    if verdict.uncalled:
+        text += f"; `{verdict.uncalled}` exists but nothing calls it"
+    return text + f"; fold once after loading with `wnaudit.fold_weight_norm({verdict.target})`"

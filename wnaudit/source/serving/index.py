@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...core import catalogue
 from ..analysis import deep_recursion
 from ..project import ImportBinding, Project
@@ -34,6 +33,7 @@ from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
+from .walk import is_test_file, project_files, skipped
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +41,6 @@ logger = logging.getLogger(__name__)
 Key = tuple[Path, str]
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _MARKER_LEVELS = 8
-#: A walk of more files than this is cut short (a home directory is not a project).
-MAX_PROJECT_FILES = 50_000
-_SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "node_modules", "test", "tests", "testing"})
 _MAX_DEPTH = 24
 #: The methods that building an instance runs.
 _CONSTRUCTION = frozenset({"__init__", "__post_init__", "__new__"})
@@ -52,11 +49,6 @@ _FOLD_WORDS = tuple(sorted({
     api.rpartition(".")[2] for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM
     for api in s.remove_apis
 } | {"fold_weight_norm", "wnaudit", "onnx.export"}))
-
-
-def is_test_file(path: Path) -> bool:
-    name = path.name
-    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
 @dataclass(frozen=True)
@@ -91,8 +83,11 @@ class ServingIndex:
     def __init__(
         self, project: Project, read: Callable[[Path], "bytes | None"],
         imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "SummaryCache | None" = None,
+        walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None,
     ) -> None:
         self.project = project
+        #: The project's files under a root (``walk.project_files``; the workspace's keeps what it found).
+        self._walk = walk or (lambda root, whole: tuple(project_files(root, whole)))
         #: Where parsed facts are kept between runs (the summary cache; None: parse every run).
         self._cache = cache
         self._read = read
@@ -145,10 +140,10 @@ class ServingIndex:
         top = location.home.parent if location.home != location.path else location.path.parent
         current = top
         for _ in range(_MARKER_LEVELS):
-            if any(os.path.exists(os.path.join(current, marker)) for marker in _MARKERS):
+            if any(self.project.exists(os.path.join(current, marker)) for marker in _MARKERS):
                 return current, True
             parent = current.parent
-            if parent == current or _skipped(current.name):
+            if parent == current or skipped(current.name):
                 break  # a walk from above would not enter this directory (``.cache``, ``site-packages``)
             current = parent
         return top, False
@@ -157,7 +152,7 @@ class ServingIndex:
         root, marked = self.root_of(path)
         pool = self._pools.get(root)
         if pool is None:
-            pool = self._pools[root] = _Pool(root, tuple(_project_files(root, whole=marked)))
+            pool = self._pools[root] = _Pool(root, self._walk(root, marked))
         return pool
 
     def _search(self, pool: _Pool, names: Iterable[str], within: "set[Path] | None" = None) -> None:
@@ -640,43 +635,5 @@ def _identifier_byte(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
 
 
-def _too_big(path: Path) -> bool:
-    """Larger than the lint reads a source file (``max-source-bytes``' default): never read whole here either."""
-    try:
-        return path.stat().st_size > DEFAULT_MAX_SOURCE_BYTES
-    except OSError:
-        return True
-
-
-def _skipped(name: str) -> bool:
-    """A directory the project walk does not enter: hidden ones, caches, installed code, tests."""
-    return name.startswith(".") or name in _SKIPPED_DIRS
-
-
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
-
-
-def _project_files(root: Path, whole: bool) -> Iterable[Path]:
-    """The project's Python files: the whole tree under a marked root, else the root's files and packages."""
-    count = 0
-    for directory, dirs, files in os.walk(root):
-        here = Path(directory)
-        if "pyvenv.cfg" in files:
-            dirs[:] = []
-            continue
-        dirs[:] = sorted(
-            d for d in dirs
-            if not _skipped(d)
-            and (whole or os.path.isfile(os.path.join(directory, d, "__init__.py")))
-        )
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = here / name
-                if is_test_file(path) or _too_big(path):
-                    continue
-                count += 1
-                if count > MAX_PROJECT_FILES:
-                    logger.warning("%s: more than %d Python files; the serving-path search stops there", root, MAX_PROJECT_FILES)
-                    return
-                yield path

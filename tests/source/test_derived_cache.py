@@ -1,0 +1,226 @@
+"""Cross-file answers kept between runs (issue 16): reused only while the code and the layout they rest on hold.
+
+The record (``derived_cache``) holds the import scan's answers, ``may_matter``'s,
+the aliases of analysed files and WN110's verdicts, with every observation
+they were computed from.  These tests pin the three promises: a warm run on
+an unchanged tree recomputes none of them; any change the answers depend on
+(a file outside the command line, a file appearing, a directory becoming a
+package) is seen; a damaged or hostile record is never believed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.source.test_source_invariance import _module, _write_tree, module_spec
+from wnaudit.common.options import RunOptions
+from wnaudit.source import engine
+from wnaudit.source.serving.index import ServingIndex
+from wnaudit.source.workspace import Workspace
+
+REPO = Path(__file__).resolve().parents[2]
+BASE = (
+    "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
+    "class Base(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = weight_norm(nn.Conv1d(2, 2, 3))\n"
+)
+MID = "from .base import Base\n\n\nclass Mid(Base):\n    pass\n"
+SERVE = "from torch.nn.utils import remove_weight_norm\n\nfrom .mid import Mid\n\n\ndef fold():\n    remove_weight_norm(Mid().conv)\n"
+
+
+def _answer(paths: list[Path], cache: bool = True) -> list[tuple]:
+    result = engine.lint_files(paths, RunOptions(jobs=1, cache=cache))
+    return [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
+
+
+def _voc(root: Path) -> Path:
+    package = root / "voc"
+    package.mkdir(parents=True)
+    for name, text in {"__init__.py": "", "base.py": BASE, "mid.py": MID, "serve.py": SERVE}.items():
+        (package / name).write_text(text)
+    return package
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> list[object]:
+    calls: list[object] = []
+    real = getattr(owner, name)
+
+    def counted(self: object, *args: object) -> object:
+        calls.append(args[0] if args else None)
+        return real(self, *args)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_a_warm_run_recomputes_no_cross_file_answer(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``examples/serving``: WN110 and the import scan are answered from the record."""
+    paths = sorted((REPO / "examples" / "serving").glob("*.py"))
+    cold = _answer(paths)
+    assert any(item[1] == "WN110" for item in cold)
+    scans = _counting(monkeypatch, Workspace, "_may_have_findings")
+    matters = _counting(monkeypatch, Workspace, "_may_matter")
+    prepares = _counting(monkeypatch, ServingIndex, "prepare")
+    assert _answer(paths) == cold == _answer(paths, cache=False)
+    scans.clear(), matters.clear(), prepares.clear()
+    assert _answer(paths) == cold
+    assert scans == [] and matters == [] and prepares == []
+
+
+def test_a_change_outside_the_command_line_is_seen(tmp_path: Path, cache_dir: Path) -> None:
+    """The staged-only shape: ``serve.py`` alone; its cause sits in ``base.py``, which changes between runs."""
+    package = _voc(tmp_path)
+    serve = [package / "serve.py"]
+    assert [item[1] for item in _answer(serve)] == ["WN101"]
+    assert [item[1] for item in _answer(serve)] == ["WN101"]  # warm
+    (package / "base.py").write_text(BASE.replace("parametrizations import weight_norm", "import weight_norm"))
+    assert _answer(serve) == _answer(serve, cache=False) == []
+
+
+def test_a_file_that_appears_is_seen(tmp_path: Path, cache_dir: Path) -> None:
+    """An import that resolved to nothing resolves once the module is written (a listing, not a read, changed)."""
+    package = _voc(tmp_path)
+    (package / "mid.py").write_text("from .compat import Base\n\n\nclass Mid(Base):\n    pass\n")
+    serve = [package / "serve.py"]
+    assert _answer(serve) == []
+    assert _answer(serve) == []
+    (package / "compat.py").write_text("from .base import Base\n")
+    assert [item[1] for item in _answer(serve)] == ["WN101"] == [item[1] for item in _answer(serve, cache=False)]
+
+
+def test_a_directory_that_becomes_a_package_is_seen(tmp_path: Path, cache_dir: Path) -> None:
+    """Removing ``__init__.py`` changes module names and resolution: the record no longer holds."""
+    package = _voc(tmp_path)
+    serve = [package / "serve.py"]
+    warm = _answer(serve)
+    assert _answer(serve) == warm
+    (package / "__init__.py").unlink()
+    assert _answer(serve) == _answer(serve, cache=False)
+    (package / "__init__.py").write_text("")
+    assert _answer(serve) == warm
+
+
+def test_the_serving_file_changing_changes_the_verdict(tmp_path: Path, cache_dir: Path) -> None:
+    """WN110 from the model file alone; the fold is then added to the serving file, which is not linted."""
+    package = tmp_path / "serving"
+    shutil.copytree(REPO / "examples" / "serving", package)
+    model = [package / "vocoder.py"]
+    before = _answer(model)
+    assert [item[1] for item in before].count("WN110") == 2
+    assert _answer(model) == before
+    serve = package / "serve.py"
+    serve.write_text(serve.read_text().replace("    return vocoder.eval()\n", "    wnaudit.fold_weight_norm(vocoder)\n    return vocoder.eval()\n"))
+    after = _answer(model)
+    assert after == _answer(model, cache=False)
+    assert [item[1] for item in after].count("WN110") == 0
+
+
+def _records(cache_dir: Path) -> list[Path]:
+    found = []
+    for entry in (cache_dir / "summaries").rglob("*.pickle"):
+        if entry.read_bytes().startswith(b'{"format"'):
+            found.append(entry)
+    return found
+
+
+@pytest.mark.parametrize("damage", [
+    b"not json",
+    b'{"format":1}',
+    b'{"format":1,"observed":{"reads":{},"files":{},"dirs":{},"exists":{},"listings":{},"walks":{"":[]}},'
+    b'"scan":{},"matters":{},"served":{},"aliases":{}}',
+    b'{"format":1,"observed":{"reads":[],"files":{},"dirs":{},"exists":{},"listings":{},"walks":{}},'
+    b'"scan":{},"matters":{},"served":{},"aliases":{}}',
+])
+def test_a_damaged_record_is_never_believed(tmp_path: Path, cache_dir: Path, damage: bytes) -> None:
+    package = _voc(tmp_path)
+    paths = sorted(package.glob("*.py"))
+    expected = _answer(paths)
+    records = _records(cache_dir)
+    assert records
+    for record in records:
+        record.write_bytes(damage)
+    assert _answer(paths) == expected
+
+
+def test_a_forged_record_that_no_longer_holds_is_dropped(tmp_path: Path, cache_dir: Path) -> None:
+    """A record whose answers were flipped but whose observations are stale: rebuilt, not believed."""
+    package = _voc(tmp_path)
+    paths = sorted(package.glob("*.py"))
+    expected = _answer(paths)
+    for record in _records(cache_dir):
+        document = json.loads(record.read_bytes())
+        document["scan"] = {key: False for key in document["scan"]}
+        document["observed"]["reads"] = {key: "0" * 32 for key in document["observed"]["reads"]}
+        record.write_text(json.dumps(document))
+    assert _answer(paths) == expected
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    specs=st.lists(module_spec, min_size=2, max_size=4),
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("lint"), st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=4, unique=True)),
+            st.tuples(st.just("edit"), st.integers(min_value=0, max_value=3), module_spec),
+            st.tuples(st.just("delete"), st.integers(min_value=0, max_value=3)),
+        ),
+        min_size=1, max_size=6,
+    ),
+)
+def test_kept_answers_equal_fresh_ones_through_edits_and_subsets(
+    tmp_path_factory: pytest.TempPathFactory, specs: list, steps: list,
+) -> None:
+    """Any sequence of lints of subsets (pre-commit's view) and edits: the record never changes an answer."""
+    root = tmp_path_factory.mktemp("derived")
+    previous = os.environ.get("WNAUDIT_CACHE_DIR")
+    os.environ["WNAUDIT_CACHE_DIR"] = str(root / "cache")
+    try:
+        files = _write_tree(root / "tree", specs)
+        for step in steps:
+            if step[0] == "lint":
+                chosen = [files[i] for i in step[1] if i < len(files) and files[i].exists()]
+                if chosen:
+                    assert _answer(chosen) == _answer(chosen, cache=False)
+            elif step[0] == "edit" and step[1] < len(files):
+                files[step[1]].write_text(_module(step[1], step[2], len(files)))
+            elif step[0] == "delete" and step[1] < len(files):
+                files[step[1]].unlink(missing_ok=True)
+        present = [f for f in files if f.exists()]
+        if present:
+            assert _answer(present) == _answer(present, cache=False)
+            assert _answer(present) == _answer(present, cache=False)
+    finally:
+        if previous is not None:
+            os.environ["WNAUDIT_CACHE_DIR"] = previous
+
+
+def test_an_answer_on_an_import_cycle_does_not_depend_on_which_file_asked_first(tmp_path: Path) -> None:
+    """``a`` and ``b`` re-export each other's ``norm``; only ``a`` also takes it from ``c``, the legacy API.
+
+    Asked first through ``a`` (``first.py`` sorts before ``user.py``), ``b`` used
+    to be settled as "no API" while ``a`` was still open, and ``user.py``, which
+    applies ``b.norm``, lost its WN103 whenever ``first.py`` was linted with it.
+    """
+    package = tmp_path / "pkg"
+    package.mkdir()
+    files = {
+        "__init__.py": "",
+        "a.py": "from .b import norm\nfrom .c import norm\n",
+        "b.py": "from .a import norm\n",
+        "c.py": "from torch.nn.utils import weight_norm as norm\n",
+        "first.py": "from .a import norm\n\nX = 1\n",
+        "user.py": "import torch.nn as nn\n\nfrom .b import norm\n\n\ndef build():\n    return norm(nn.Conv1d(2, 2, 3))\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    user = package / "user.py"
+    alone = [item for item in _answer([user], cache=False) if item[0] == str(user)]
+    assert [item[1] for item in alone] == ["WN103"]
+    together = [item for item in _answer([package / "first.py", user], cache=False) if item[0] == str(user)]
+    assert together == alone
