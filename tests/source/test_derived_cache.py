@@ -83,6 +83,21 @@ def test_a_change_outside_the_command_line_is_seen(tmp_path: Path, cache_dir: Pa
     assert _answer(serve) == _answer(serve, cache=False) == []
 
 
+def test_a_dependency_that_stops_binding_an_api_is_seen(tmp_path: Path, cache_dir: Path) -> None:
+    """``user.py`` names no API: whether it is analysed at all is the import scan's answer, kept in the record."""
+    package = tmp_path / "voc"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    compat = package / "compat.py"
+    compat.write_text("from torch.nn.utils import weight_norm as wn\n")
+    user = package / "user.py"
+    user.write_text("import torch.nn as nn\n\nfrom .compat import wn\n\n\ndef build():\n    return wn(nn.Conv1d(2, 2, 3))\n")
+    assert [item[1] for item in _answer([user])] == ["WN103"]
+    assert [item[1] for item in _answer([user])] == ["WN103"]
+    compat.write_text("def wn(module):\n    return module\n")
+    assert _answer([user]) == _answer([user], cache=False) == []
+
+
 def test_a_file_that_appears_is_seen(tmp_path: Path, cache_dir: Path) -> None:
     """An import that resolved to nothing resolves once the module is written (a listing, not a read, changed)."""
     package = _voc(tmp_path)
@@ -119,6 +134,44 @@ def test_the_serving_file_changing_changes_the_verdict(tmp_path: Path, cache_dir
     after = _answer(model)
     assert after == _answer(model, cache=False)
     assert [item[1] for item in after].count("WN110") == 0
+
+
+def test_a_serving_file_new_in_a_subpackage_is_seen(tmp_path: Path, cache_dir: Path) -> None:
+    """A new file nothing imports, found only by WN110's project walk, calls the removal method: silent now."""
+    package = tmp_path / "serving"
+    shutil.copytree(REPO / "examples" / "serving", package)
+    model = [package / "vocoder.py"]
+    before = _answer(model)
+    assert [item[1] for item in before].count("WN110") == 2
+    assert _answer(model) == before
+    apps = package / "apps"
+    apps.mkdir()
+    (apps / "__init__.py").write_text("")
+    (apps / "app.py").write_text(
+        "from ..vocoder import Vocoder\n\n\ndef load():\n    model = Vocoder()\n    model.remove_weight_norm()\n    return model.eval()\n"
+    )
+    assert _answer(model) == _answer(model, cache=False) == []
+
+
+@pytest.mark.parametrize("kind", ["reads", "files", "dirs", "exists", "listings", "walks"])
+def test_every_kind_of_observation_is_asked_again(tmp_path: Path, kind: str) -> None:
+    """Each observation is checked against the disk: one that no longer holds fails the whole record."""
+    from wnaudit.source.derived_cache import Observations, content_digest
+    from wnaudit.source.project import list_kinds
+
+    module = tmp_path / "m.py"
+    module.write_text("x = 1\n")
+    holding = Observations(
+        reads={str(module): content_digest(module.read_bytes())}, files={str(module): True}, dirs={str(tmp_path): True},
+        exists={str(module): True}, listings={str(tmp_path): list_kinds(str(tmp_path))}, walks={"1" + str(tmp_path): [str(module)]},
+    )
+    assert holding.still_hold()
+    stale = {
+        "reads": {str(module): content_digest(b"x = 2\n")}, "files": {str(module): False}, "dirs": {str(module): True},
+        "exists": {str(tmp_path / "gone.py"): True}, "listings": {str(tmp_path): {}}, "walks": {"1" + str(tmp_path): []},
+    }
+    getattr(holding, kind).update(stale[kind])
+    assert not holding.still_hold()
 
 
 def _records(cache_dir: Path) -> list[Path]:
