@@ -153,25 +153,51 @@ def test_a_serving_file_new_in_a_subpackage_is_seen(tmp_path: Path, cache_dir: P
     assert _answer(model) == _answer(model, cache=False) == []
 
 
-@pytest.mark.parametrize("kind", ["reads", "files", "dirs", "exists", "listings", "walks"])
+@pytest.mark.parametrize("kind", ["files", "dirs", "exists", "listings", "contents", "definitions", "reads", "serving_reads", "walks"])
 def test_every_kind_of_observation_is_asked_again(tmp_path: Path, kind: str) -> None:
-    """Each observation is checked against the disk: one that no longer holds fails the whole record."""
-    from wnaudit.source.derived_cache import Observations, content_digest
+    """Each observation is checked against the disk: one that no longer holds fails its part of the record."""
+    from wnaudit.source.content import defined_names, facts_of
+    from wnaudit.source.derived_cache import SCAN_KINDS, SERVING_KINDS, Observations, content_digest, definitions_key, facts_key
     from wnaudit.source.project import list_kinds
 
     module = tmp_path / "m.py"
-    module.write_text("x = 1\n")
+    module.write_text("import os\n\nx = 1\n")
+    data = module.read_bytes()
+    digest = content_digest(data)
     holding = Observations(
-        reads={str(module): content_digest(module.read_bytes())}, files={str(module): True}, dirs={str(tmp_path): True},
-        exists={str(module): True}, listings={str(tmp_path): list_kinds(str(tmp_path))}, walks={"1" + str(tmp_path): [str(module)]},
+        files={str(module): True}, dirs={str(tmp_path): True}, exists={str(module): True},
+        listings={str(tmp_path): list_kinds(str(tmp_path))},
+        contents={str(module): [digest, facts_key(facts_of(data))]},
+        definitions={str(module): [digest, definitions_key(defined_names(data))]},
+        reads={str(module): digest}, serving_reads={str(module): digest}, walks={"1" + str(tmp_path): [str(module)]},
     )
-    assert holding.still_hold()
+    kinds = SCAN_KINDS + SERVING_KINDS
+    assert holding.still_hold(kinds)
+    other = content_digest(b"x = 2\n")
     stale = {
-        "reads": {str(module): content_digest(b"x = 2\n")}, "files": {str(module): False}, "dirs": {str(module): True},
-        "exists": {str(tmp_path / "gone.py"): True}, "listings": {str(tmp_path): {}}, "walks": {"1" + str(tmp_path): []},
+        "files": {str(module): False}, "dirs": {str(module): True}, "exists": {str(tmp_path / "gone.py"): True},
+        "listings": {str(tmp_path): {}}, "contents": {str(module): [other, facts_key(facts_of(b"import sys\n"))]},
+        "definitions": {str(module): [other, "y"]}, "reads": {str(module): other}, "serving_reads": {str(module): other},
+        "walks": {"1" + str(tmp_path): []},
     }
     getattr(holding, kind).update(stale[kind])
-    assert not holding.still_hold()
+    assert not holding.still_hold(kinds)
+    assert holding.still_hold(SERVING_KINDS if kind in SCAN_KINDS else SCAN_KINDS)
+
+
+def test_an_edit_inside_a_function_keeps_the_scan_and_drops_only_the_serving_part(tmp_path: Path) -> None:
+    """Only flags and imports were used of a file: a new body holds; a new import does not."""
+    from wnaudit.source.content import facts_of
+    from wnaudit.source.derived_cache import Observations, content_digest, facts_key
+
+    module = tmp_path / "m.py"
+    module.write_text("import os\n\n\ndef f():\n    return 1\n")
+    data = module.read_bytes()
+    observed = Observations(contents={str(module): [content_digest(data), facts_key(facts_of(data))]}, serving_reads={str(module): content_digest(data)})
+    module.write_text("import os\n\n\ndef f():\n    return 2\n")
+    assert observed.still_hold(("contents",)) and not observed.still_hold(("serving_reads",))
+    module.write_text("import os\nimport sys\n\n\ndef f():\n    return 2\n")
+    assert not observed.still_hold(("contents",))
 
 
 def _records(cache_dir: Path) -> list[Path]:
@@ -185,10 +211,10 @@ def _records(cache_dir: Path) -> list[Path]:
 @pytest.mark.parametrize("damage", [
     b"not json",
     b'{"format":1}',
-    b'{"format":1,"observed":{"reads":{},"files":{},"dirs":{},"exists":{},"listings":{},"walks":{"":[]}},'
-    b'"scan":{},"matters":{},"served":{},"aliases":{}}',
-    b'{"format":1,"observed":{"reads":[],"files":{},"dirs":{},"exists":{},"listings":{},"walks":{}},'
-    b'"scan":{},"matters":{},"served":{},"aliases":{}}',
+    b'{"format":2,"observed":{"files":{},"dirs":{},"exists":{},"listings":{},"contents":{},"definitions":{},'
+    b'"reads":{},"serving_reads":{},"walks":{"":[]}},"scan":{},"matters":{},"served":{},"aliases":{}}',
+    b'{"format":2,"observed":{"files":{},"dirs":{},"exists":{},"listings":{},"contents":{"x":5},"definitions":{},'
+    b'"reads":[],"serving_reads":{},"walks":{}},"scan":{},"matters":{},"served":{},"aliases":{}}',
 ])
 def test_a_damaged_record_is_never_believed(tmp_path: Path, cache_dir: Path, damage: bytes) -> None:
     package = _voc(tmp_path)
@@ -209,7 +235,7 @@ def test_a_forged_record_that_no_longer_holds_is_dropped(tmp_path: Path, cache_d
     for record in _records(cache_dir):
         document = json.loads(record.read_bytes())
         document["scan"] = {key: False for key in document["scan"]}
-        document["observed"]["reads"] = {key: "0" * 32 for key in document["observed"]["reads"]}
+        document["observed"]["contents"] = {key: ["0" * 32, "forged"] for key in document["observed"]["contents"]}
         record.write_text(json.dumps(document))
     assert _answer(paths) == expected
 
@@ -277,3 +303,19 @@ def test_an_answer_on_an_import_cycle_does_not_depend_on_which_file_asked_first(
     assert [item[1] for item in alone] == ["WN103"]
     together = [item for item in _answer([package / "first.py", user], cache=False) if item[0] == str(user)]
     assert together == alone
+
+
+def test_resolving_inputs_through_known_directories_agrees_with_path_resolve(tmp_path: Path) -> None:
+    """The shared directory realpaths give what ``Path.resolve()`` gives: links, links to files, ``..`` after a link."""
+    from wnaudit.source.project import _resolved
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "else" / "y").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "x").symlink_to(tmp_path / "else" / "y")
+    (tmp_path / "real" / "sub" / "a.py").write_text("")
+    (tmp_path / "real" / "b.py").symlink_to(tmp_path / "real" / "sub" / "a.py")
+    known: dict[str, str] = {}
+    for name in ["link/sub/a.py", "link/b.py", "link/sub/../sub/a.py", "link/missing/m.py", "link", "x/../y/q.py", "x/q.py"]:
+        for spelled in (str(tmp_path / name), tmp_path / name):
+            assert _resolved(spelled, known) == Path(spelled).resolve()

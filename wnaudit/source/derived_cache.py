@@ -1,21 +1,25 @@
 """Cross-file answers kept between runs, reused only while everything they rest on still holds.
 
-Two answers of a lint are costly because they read a whole project: which
+Some answers of a lint are costly because they read a whole project: which
 linted files can hold a finding at all (the import scan of
-``Workspace.may_have_findings``) and where a weight-normed class is served
-(WN110's ``ServingIndex``).  Both are functions of the project's code and
-layout alone: the bytes of the files read, and what the file system said
-(is this a file, a directory, what a directory lists, which files the
+``Workspace.may_have_findings``, and ``may_matter``), which project names a
+file calls stand for torch APIs, and where a weight-normed class is served
+(WN110's ``ServingIndex``).  They are functions of the project's code and
+layout alone: what was used of the files read (their import statements and
+flags, their own names, or their bytes as they are) and what the file system
+said (is this a file, a directory, what a directory lists, which files the
 project walk finds).  A run keeps those *observations* with its answers.
 
-The next run checks every observation first, re-reading and digesting each
-file and re-asking each question of the file system, before it reuses any
-answer.  One difference and the whole record is dropped and built again.  A
-reused answer is therefore the answer the run would compute from the code it
-sees: the record saves work and never changes a result (a test compares
-both on every edit).  A file that changes while a run reads it can leave a
-record that no longer matches the disk; the next check then fails and the
-record is rebuilt.
+The next run asks every question again, re-reading each file and re-asking
+the file system, before it reuses any answer; one difference and that part
+of the record is dropped and built again.  A file whose bytes changed still
+holds where only its imports and flags were used and those are the same (an
+edit inside a function changes no import-scan answer).  A reused answer is
+therefore the one the run would compute from the code it sees: the record
+saves work and never changes a result (a hypothesis test compares both
+through edits).  A file that changes while a run reads it can leave a record
+that no longer matches the disk; the next check then fails and the record is
+rebuilt.
 
 The record is one JSON document per set of source roots, stored beside the
 summaries (same directory, versioned by wnaudit's code and the Python
@@ -24,6 +28,7 @@ version), replaced whole, bounded with them; a damaged one is ignored.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, NamedTuple
 
+from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
 from .serving.walk import project_files
 from .summary_cache import SummaryCache
@@ -39,7 +45,7 @@ from .syntax_cache import digest_of
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = 1
+_FORMAT = 2
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -55,8 +61,42 @@ def content_digest(data: bytes | None) -> str | None:
     return None if data is None else digest_of(data).hex()
 
 
-def _read_digest(path: str) -> str | None:
-    return content_digest(read_source_file(path))
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def facts_key(facts: ContentFacts | None) -> str | None:
+    """What the import scan uses of a file's byte facts: its flags and import statements (hashed)."""
+    return None if facts is None else _short_hash(json.dumps(encode(dataclasses.replace(facts, definitions=None))))
+
+
+def definitions_key(names: frozenset[str]) -> str:
+    return _short_hash(",".join(sorted(names)))
+
+
+class _Disk:
+    """The files as a check reads them: each read and digested once, however many observations name it."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, str | None] = {}
+
+    def digest(self, path: str) -> str | None:
+        if path not in self._digests:
+            self._digests[path] = content_digest(read_source_file(path))
+        return self._digests[path]
+
+    def same_facts(self, path: str, seen: list) -> bool:
+        """The bytes are the ones seen, or their flags and imports are (an edit inside a function changes nothing here)."""
+        if self.digest(path) == seen[0]:
+            return True
+        data = read_source_file(path)
+        return data is not None and facts_key(facts_of(data)) == seen[1]
+
+    def same_definitions(self, path: str, seen: list) -> bool:
+        if self.digest(path) == seen[0]:
+            return True
+        data = read_source_file(path)
+        return data is not None and definitions_key(defined_names(data)) == seen[1]
 
 
 class Verdict(NamedTuple):
@@ -71,39 +111,61 @@ class Verdict(NamedTuple):
     root: str
 
 
+#: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
+SCAN_KINDS = ("files", "dirs", "exists", "listings", "contents", "definitions", "reads")
+SERVING_KINDS = ("serving_reads", "walks")
+
+
 @dataclass
 class Observations:
     """What the file system answered a run, keyed as the next run asks again."""
 
-    reads: dict[str, str | None] = field(default_factory=dict)  # path -> hex digest of its bytes
     files: dict[str, bool] = field(default_factory=dict)  # os.path.isfile
     dirs: dict[str, bool] = field(default_factory=dict)  # os.path.isdir
     exists: dict[str, bool] = field(default_factory=dict)  # os.path.exists
     listings: dict[str, dict[str, int] | None] = field(default_factory=dict)  # project.list_kinds
+    #: path -> [digest, facts_key]: a file whose byte facts (flags, imports) were used.
+    contents: dict[str, list] = field(default_factory=dict)
+    #: path -> [digest, definitions_key]: a file whose own names were used.
+    definitions: dict[str, list] = field(default_factory=dict)
+    #: path -> digest: a file whose bytes were used as they are (its analysis, a name search).
+    reads: dict[str, str | None] = field(default_factory=dict)
+    #: The same, for WN110's index (its searches read every project file).
+    serving_reads: dict[str, str | None] = field(default_factory=dict)
     walks: dict[str, list[str]] = field(default_factory=dict)  # "0"/"1" + root -> the project walk's files
 
-    def size(self) -> int:
-        return sum(len(part) for part in self._parts())
+    def part(self, kinds: tuple[str, ...]) -> dict[str, dict]:
+        return {kind: getattr(self, kind) for kind in kinds}
 
-    def merge(self, other: "Observations") -> None:
-        for mine, theirs in zip(self._parts(), other._parts()):
-            for key, value in theirs.items():
-                mine.setdefault(key, value)  # type: ignore[attr-defined]
+    def size(self, kinds: tuple[str, ...]) -> int:
+        return sum(len(getattr(self, kind)) for kind in kinds)
 
-    def _parts(self) -> tuple[dict, ...]:
-        return (self.reads, self.files, self.dirs, self.exists, self.listings, self.walks)
+    def merge(self, other: "Observations", kinds: tuple[str, ...]) -> None:
+        """Add ``other``'s observations of ``kinds`` that this run did not make itself."""
+        for kind in kinds:
+            mine = getattr(self, kind)
+            for key, value in getattr(other, kind).items():
+                mine.setdefault(key, value)
 
-    def still_hold(self) -> bool:
-        """Ask every question again; True when every answer is the one recorded."""
-        checks: list[tuple[dict, Callable[[str], object]]] = [
-            (self.files, os.path.isfile), (self.dirs, os.path.isdir), (self.exists, os.path.exists),
-            (self.listings, list_kinds), (self.reads, _read_digest),
-            (self.walks, lambda key: [str(p) for p in project_files(Path(key[1:]), key[0] == "1")]),
-        ]
+    def still_hold(self, kinds: tuple[str, ...], disk: "_Disk | None" = None) -> bool:
+        """Ask every question of ``kinds`` again; True when every answer is the one recorded."""
+        disk = disk or _Disk()
+        asks: dict[str, Callable[[str, object], bool]] = {
+            "files": lambda key, seen: os.path.isfile(key) == seen,
+            "dirs": lambda key, seen: os.path.isdir(key) == seen,
+            "exists": lambda key, seen: os.path.exists(key) == seen,
+            "listings": lambda key, seen: list_kinds(key) == seen,
+            "contents": disk.same_facts,  # type: ignore[dict-item]
+            "definitions": disk.same_definitions,  # type: ignore[dict-item]
+            "reads": lambda key, seen: disk.digest(key) == seen,
+            "serving_reads": lambda key, seen: disk.digest(key) == seen,
+            "walks": lambda key, seen: [str(p) for p in project_files(Path(key[1:]), key[0] == "1")] == seen,
+        }
         try:
-            for recorded, ask in checks:
-                for key, value in recorded.items():
-                    if ask(key) != value:
+            for kind in kinds:
+                ask = asks[kind]
+                for key, value in getattr(self, kind).items():
+                    if not ask(key, value):
                         logger.debug("derived answers: %s changed; the record is rebuilt", key)
                         return False
         except (OSError, ValueError, TypeError, IndexError) as error:  # a damaged record (a key that is no path)
@@ -113,7 +175,14 @@ class Observations:
 
 
 class DerivedAnswers:
-    """The import scan's and WN110's answers of earlier runs, valid for this one (see the module docstring)."""
+    """The import scan's and WN110's answers of earlier runs, valid for this one (see the module docstring).
+
+    Two parts, checked in turn: the scan's (its answers rest on the scan's
+    observations) and WN110's (they rest on those and on its own: every project
+    file's bytes and the project walks).  An edit of any file drops WN110's
+    part; the scan's survives every edit that leaves the flags, imports and
+    names of the files it read as they were.
+    """
 
     def __init__(self, cache: SummaryCache | None, key: str) -> None:
         self._cache = cache
@@ -122,13 +191,13 @@ class DerivedAnswers:
         self.observed = Observations()
         #: Linted file -> whether it can hold a finding.
         self.scan: dict[str, bool] = {}
-        #: "file\\0unit\\0line" -> WN110's verdict (None: not served unfolded).
-        self.served: dict[str, Verdict | None] = {}
         #: "file\0name" -> whether that attribute of the module can carry a weight-norm fact (``may_matter``).
         self.matters: dict[str, bool] = {}
         #: "file\0digest of its content" -> the project names it calls that stand for torch APIs.
         self.aliases: dict[str, dict[str, frozenset[str]]] = {}
-        self._loaded = (0, 0)
+        #: "file\0unit\0line" -> WN110's verdict (None: not served unfolded).
+        self.served: dict[str, Verdict | None] = {}
+        self._loaded = self._sizes()
 
     @classmethod
     def open(cls, cache: SummaryCache | None, roots: Iterable[Path]) -> "DerivedAnswers":
@@ -147,40 +216,46 @@ class DerivedAnswers:
             document = json.loads(raw)
             if document.get("format") != _FORMAT:
                 return
-            observed = Observations(**{name: dict(document["observed"][name]) for name in (
-                "reads", "files", "dirs", "exists", "listings", "walks")})
+            stored = document["observed"]
+            observed = Observations(**{kind: dict(stored[kind]) for kind in (*SCAN_KINDS, *SERVING_KINDS)})
             scan = {str(k): bool(v) for k, v in document["scan"].items()}
             matters = {str(k): bool(v) for k, v in document["matters"].items()}
-            served = {str(k): None if v is None else Verdict(*v) for k, v in document["served"].items()}
             aliases = {
                 str(k): {str(name): frozenset(map(str, apis)) for name, apis in v.items()} for k, v in document["aliases"].items()
             }
+            served = {str(k): None if v is None else Verdict(*v) for k, v in document["served"].items()}
         except (ValueError, TypeError, KeyError, AttributeError) as error:
             logger.debug("derived answers: ignoring a damaged record: %s", error)
             return
-        if not observed.still_hold():
+        disk = _Disk()
+        if not observed.still_hold(SCAN_KINDS, disk):
             return
-        self.observed, self.scan, self.matters, self.served, self.aliases = observed, scan, matters, served, aliases
-        self._loaded = (self._answers(), observed.size())
+        self.observed, self.scan, self.matters, self.aliases = observed, scan, matters, aliases
+        if observed.still_hold(SERVING_KINDS, disk):
+            self.served = served
+        else:
+            for kind in SERVING_KINDS:
+                getattr(observed, kind).clear()
+        self._loaded = self._sizes()
 
-    def _answers(self) -> int:
-        return len(self.scan) + len(self.matters) + len(self.served) + len(self.aliases)
-
-    @staticmethod
-    def served_key(file: str, unit: str, line: int) -> str:
-        return f"{file}\0{unit}\0{line}"
+    def _sizes(self) -> tuple[int, ...]:
+        return (
+            len(self.scan), len(self.matters), len(self.aliases), len(self.served),
+            self.observed.size(SCAN_KINDS), self.observed.size(SERVING_KINDS),
+        )
 
     def save(self, observed: Observations) -> None:
         """Store the answers with every observation they rest on (only when this run added any)."""
-        observed.merge(self.observed)
-        if self._cache is None or (self._answers(), observed.size()) == self._loaded:
+        observed.merge(self.observed, (*SCAN_KINDS, *SERVING_KINDS))
+        self.observed = observed
+        if self._cache is None or self._sizes() == self._loaded:
             return
         document = {
             "format": _FORMAT,
-            "observed": {name: getattr(observed, name) for name in ("reads", "files", "dirs", "exists", "listings", "walks")},
+            "observed": observed.part((*SCAN_KINDS, *SERVING_KINDS)),
             "scan": self.scan,
             "matters": self.matters,
-            "served": {k: None if v is None else list(v) for k, v in self.served.items()},
             "aliases": {k: {name: sorted(apis) for name, apis in v.items()} for k, v in self.aliases.items()},
+            "served": {k: None if v is None else list(v) for k, v in self.served.items()},
         }
         self._cache.put_bytes(self._key, json.dumps(document, separators=(",", ":")).encode("utf-8", "surrogatepass"))

@@ -46,11 +46,20 @@ class Location:
     view: int = 0
 
 
-def _resolved(path: Path | str) -> Path:
+def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Path:
+    """``Path.resolve()``: links followed.  ``directories``: realpaths already known (a directory's files share it)."""
+    text = os.fspath(path)
+    absolute = os.path.abspath(text)
     try:
-        return Path(path).resolve()
+        directory, name = os.path.split(absolute)
+        if directories is None or not name or ".." in Path(text).parts or os.path.islink(absolute):
+            return Path(os.path.realpath(text))  # ``..`` after a link is resolved after the link, as resolve() does
+        real = directories.get(directory)
+        if real is None:
+            real = directories[directory] = os.path.realpath(directory)
+        return Path(real, name)
     except OSError:
-        return Path(os.path.abspath(path))
+        return Path(absolute)
 
 
 class Project:
@@ -73,6 +82,7 @@ class Project:
         # they are also the observations a record of derived answers is checked against (``observations``).
         self._files: dict[str, bool] = {}
         self._dirs: dict[str, bool] = {}
+        self._real_directories: dict[str, str] = {}
         self._exists: dict[str, bool] = {}
 
     def _isfile(self, path: str) -> bool:
@@ -103,7 +113,7 @@ class Project:
 
     def locate_input(self, path: Path | str) -> Location:
         """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
-        return self.locate(_resolved(path))
+        return self.locate(_resolved(path, self._real_directories))
 
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""

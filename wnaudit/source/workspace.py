@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Iterator
 from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
-from .derived_cache import DerivedAnswers, Observations, content_digest, read_source_file
+from .derived_cache import DerivedAnswers, Observations, content_digest, definitions_key, facts_key, read_source_file
 from .model import FileSummary
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
@@ -117,8 +117,11 @@ class Workspace:
     ) -> None:
         self.project = project
         self.derived = derived
-        #: Per file read from disk this run: the digest of the bytes first read (what ``derived`` is checked against).
-        self._read_digests: dict[str, str | None] = {}
+        #: What this run used of the files it read from disk, as ``derived_cache.Observations`` holds it.
+        self._seen_contents: dict[str, list] = {}
+        self._seen_definitions: dict[str, list] = {}
+        self._seen_reads: dict[str, str | None] = {}
+        self._seen_serving: dict[str, str | None] = {}
         #: WN110's project walks this run: "1" (whole tree) or "0" (packages only) + root -> the files found.
         self._walks: dict[str, tuple[Path, ...]] = {}
         self._summarize_uncached = summarizer
@@ -138,13 +141,16 @@ class Workspace:
         self._statements: dict[tuple[int, tuple[str, ...], RawImport], list[tuple[ImportBinding, Path]]] = {}
 
     # -- reading ------------------------------------------------------------
-    def _data(self, path: Path) -> bytes | None:
-        """The file's bytes (not kept: a tree's worth of source would stay in memory)."""
+    def _data(self, path: Path, seen: dict[str, str | None] | None = None) -> bytes | None:
+        """The file's bytes (not kept: a tree's worth of source would stay in memory).
+
+        ``seen``: where to note their digest when answers kept between runs rest on them as they are.
+        """
         if path in self._bytes:
             return self._bytes[path]
         data = read_source_file(path)
-        if self.derived is not None and str(path) not in self._read_digests:
-            self._read_digests[str(path)] = content_digest(data)
+        if seen is not None and self.derived is not None and str(path) not in seen:
+            seen[str(path)] = content_digest(data)
         return data
 
     def project_files(self, root: Path, whole: bool) -> tuple[Path, ...]:
@@ -156,8 +162,8 @@ class Workspace:
         return found
 
     def source_bytes(self, path: Path) -> bytes | None:
-        """The file's bytes as this run sees them: the content a caller gave for it, else the disk's."""
-        return self._data(path)
+        """The file's bytes as this run sees them (for WN110's index): the content a caller gave for it, else the disk's."""
+        return self._data(path, self._seen_serving)
 
     def import_edges(self, path: Path) -> list[tuple[ImportBinding, Path]]:
         """The file's import bindings whose module is a project file (module or package ``__init__``), with that file."""
@@ -177,8 +183,8 @@ class Workspace:
         if data is None:
             data = self._data(path)
         found = None if data is None else self.facts_for(data)
-        if found is not None and path not in self._bytes:
-            self._read_digests.setdefault(str(path), found[0].hex())
+        if self.derived is not None and path not in self._bytes:
+            self._seen_contents.setdefault(str(path), [None, None] if found is None else [found[0].hex(), facts_key(found[1])])
         self._contents[path] = found
         return found
 
@@ -285,11 +291,13 @@ class Workspace:
                     self._contents[path] = (digest, facts)
                     if self.cache is not None and digest_of(data) == digest:  # not a file that changed since
                         self.cache.put_facts(digest, facts)
+                if self.derived is not None and path not in self._bytes:
+                    self._seen_definitions.setdefault(str(path), [digest.hex(), definitions_key(found)])
             self._definitions[path] = found
         return found
 
     def _mentions(self, path: Path, name: str) -> bool:
-        data = self._data(path)
+        data = self._data(path, self._seen_reads)
         return data is not None and re.search(rb"\b" + re.escape(name.encode("ascii", "replace")) + rb"\b", data) is not None
 
     def may_have_findings(self, path: Path, facts: ContentFacts) -> bool:
@@ -301,7 +309,7 @@ class Workspace:
         if facts.names_api:
             return True
         derived, name = self.derived, str(path)
-        if derived is None or name not in self._read_digests:
+        if derived is None or name not in self._seen_contents:
             return self._may_have_findings(path, facts)
         known = derived.scan.get(name)
         if known is None:
@@ -351,8 +359,11 @@ class Workspace:
     def observations(self) -> Observations:
         """Everything this run learnt from the file system."""
         files, dirs, exists, listings = self.project.observations()
-        walks = {key: [str(p) for p in found] for key, found in self._walks.items()}
-        return Observations(dict(self._read_digests), dict(files), dict(dirs), dict(exists), dict(listings), walks)
+        return Observations(
+            files=dict(files), dirs=dict(dirs), exists=dict(exists), listings=dict(listings),
+            contents=dict(self._seen_contents), definitions=dict(self._seen_definitions), reads=dict(self._seen_reads),
+            serving_reads=dict(self._seen_serving), walks={key: [str(p) for p in found] for key, found in self._walks.items()},
+        )
 
     def save_caches(self) -> None:
         """Write back what this run added to the caches (silent on failure)."""
@@ -382,7 +393,7 @@ class Workspace:
         path = self.project.locate(path).path
         if path not in self._first:
             self._first[path] = None
-            data = self._data(path)
+            data = self._data(path, self._seen_reads)
             if data is not None:
                 try:
                     self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
