@@ -46,6 +46,8 @@ from .syntax_cache import digest_of
 logger = logging.getLogger(__name__)
 
 _FORMAT = 2
+#: A record bigger than this is not kept (about 2.4 MB for the 2,912 files of transformers).
+MAX_RECORD_BYTES = 24 << 20
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -102,13 +104,13 @@ class _Disk:
 class Verdict(NamedTuple):
     """WN110's answer for one application: where the model is served unfolded (all a finding needs)."""
 
-    file: str
+    file: str  # the serving file
     line: int
-    what: str
-    target: str
-    kind: str
-    uncalled: str
-    root: str
+    what: str  # the inference site as the message quotes it
+    target: str  # the model as written there
+    kind: str  # "mode", "capture" or "call" (``serving.facts.Use.kind``)
+    uncalled: str  # ``Class.method`` of a removal method nothing calls ("": none)
+    where: str  # the serving file as the message names it (relative to the project)
 
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
@@ -258,4 +260,5 @@ class DerivedAnswers:
             "aliases": {k: {name: sorted(apis) for name, apis in v.items()} for k, v in self.aliases.items()},
             "served": {k: None if v is None else list(v) for k, v in self.served.items()},
         }
-        self._cache.put_bytes(self._key, json.dumps(document, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        data = json.dumps(document, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        self._cache.put_bytes(self._key, data, limit=MAX_RECORD_BYTES)

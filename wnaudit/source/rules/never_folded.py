@@ -199,7 +199,7 @@ def _verdict(index: ServingIndex, file: Path, unit: str, line: int) -> Verdict |
 
 
 def _message(verdict: Verdict) -> str:
-    text = f"weight norm applied here stays live at `{verdict.root}:{verdict.line}` ({verdict.what})"
+    text = f"weight norm applied here stays live at `{verdict.where}:{verdict.line}` ({verdict.what})"
     if verdict.uncalled:
         text += f"; `{verdict.uncalled}` exists but nothing calls it"
     return text + f"; fold once after loading with `wnaudit.fold_weight_norm({verdict.target})`"
