@@ -312,15 +312,66 @@ def _to_finding(path: str, candidate: Candidate) -> Finding:
 
 
 def _within(found: list[Candidate], files: frozenset[str]) -> list[Candidate]:
-    """``found`` with statement fixes kept only where their file is in this run (else: no fix offered).
+    """``found`` with fixes that edit another file kept only where that file is in this run (else: no fix offered).
 
-    A WN110 fix adds the fold to the serving file; a run that does not lint
-    that file does not write it, so the finding is not shown as fixable there.
+    A WN110 fix adds the fold to the serving file, a WN103 fix through an
+    imported flag choice rewrites the binding in the file that writes it; a
+    run that does not lint that file does not write it, so the finding is not
+    shown as fixable there (never half a fix: the call's own file alone).
     """
-    return [
-        c if c.insert is None or c.insert.file in files else dataclasses.replace(c, insert=None)
-        for c in found
-    ]
+    out = []
+    for c in found:
+        if c.insert is not None and c.insert.file not in files:
+            c = dataclasses.replace(c, insert=None)
+        if c.fix is not None and c.fix.binding_file and c.fix.binding_file not in files:
+            c = dataclasses.replace(c, fix=None)
+        out.append(c)
+    return out
+
+
+def _binding_of(summary: FileSummary, candidate: Candidate) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The binding a candidate's fix rewrites, as (file, span) (None: the fix rewrites only its own call)."""
+    fix = candidate.fix
+    if fix is None or fix.binding is None:
+        return None
+    return (fix.binding_file or summary.file or summary.path, fix.binding[0])
+
+
+def _suppressed_bindings(
+    summaries: list[FileSummary], found: dict[str, list[Candidate]], active: dict[str, list[Candidate]],
+    workspace: Workspace,
+) -> frozenset[tuple[str, tuple[int, int, int, int]]]:
+    """Bindings a fix must not rewrite: one call through them is suppressed (``# noqa``, or its code off for that file).
+
+    ``norm_f = weight_norm if flag else spectral_norm`` is shared by every
+    call through ``norm_f``: rewriting it for one call changes the others too,
+    and a fix must never change code the user suppressed.  A ``# noqa`` for
+    the code on the binding's own line protects it as well.  Only the files
+    of the run are seen (a call in a file outside it is not known).
+    """
+    out: set[tuple[str, tuple[int, int, int, int]]] = set()
+    for summary in summaries:
+        kept = {_identity(c) for c in active[summary.path]}
+        for candidate in found[summary.path]:
+            binding = _binding_of(summary, candidate)
+            if binding is None or binding in out:
+                continue
+            if _identity(candidate) not in kept:
+                logger.debug("%s:%d: %s suppressed: its binding is not rewritten", summary.path, candidate.site.line, candidate.code)
+                out.add(binding)
+                continue
+            holder = summary if binding[0] == (summary.file or summary.path) else workspace.first(Path(binding[0]))
+            codes = holder.noqa.get(binding[1][0]) if holder is not None else None
+            if codes is not None and (not codes or any(candidate.code.startswith(code) for code in codes)):
+                out.add(binding)
+    return frozenset(out)
+
+
+def _withhold(summary: FileSummary, found: list[Candidate], blocked: frozenset) -> list[Candidate]:
+    """``found`` without the fixes that would rewrite a ``blocked`` binding (the findings stay, not fixable)."""
+    if not blocked:
+        return found
+    return [dataclasses.replace(c, fix=None) if _binding_of(summary, c) in blocked else c for c in found]
 
 
 def _rules_for(config: Config, summary: FileSummary) -> Callable[[str], bool]:
@@ -355,15 +406,22 @@ def plan_fixes(
     files = run_files | frozenset(s.file or s.path for s in summaries)
     now = {s.path: _within(candidates(s, before, _rules_for(config, s)), files) for s in summaries}
     active = {s.path: _active(s, now[s.path], config) for s in summaries}
+    blocked = _suppressed_bindings(summaries, now, active, workspace)
+    if blocked:
+        now = {s.path: _withhold(s, now[s.path], blocked) for s in summaries}
+        active = {s.path: _active(s, now[s.path], config) for s in summaries}
     migrated = frozenset(
         (path, c.site.key) for path, found in active.items() for c in found
-        if c.code == "WN103" and _applies(c.code, unsafe_fixes)
+        if c.code == "WN103" and c.fixable and _applies(c.code, unsafe_fixes)
     )
     after = Context(summaries, migrated, workspace) if migrated else before
     plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
     for summary in summaries:
         existing = {_identity(c) for c in now[summary.path]}
-        post = _within(candidates(summary, after, _rules_for(config, summary)), files) if migrated else now[summary.path]
+        post = (
+            _withhold(summary, _within(candidates(summary, after, _rules_for(config, summary)), files), blocked)
+            if migrated else now[summary.path]
+        )
         chosen = {_identity(c) for c in _active(summary, post, config)}
         fixes = [
             c for c in post
@@ -387,6 +445,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
         elif item.summary is not None:
             summaries.append(item.summary)
     config = options.config
+    first_pass = summaries
     summaries = workspace.adopt(summaries)
     # Every file of the run by identity -> the path it was given as (statement fixes may target any of them).
     given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
@@ -402,14 +461,16 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
 
     fixed_summaries: dict[str, FileSummary] = {}
     imported_from = _imported_from(summaries, workspace.project)
-    # A fix that adds a statement may belong to another file (the serving code of a model built here).
+    # A fix may belong to another file: a statement in the serving code of a model built here, or the
+    # binding of a flag choice this file imports.
     origin: dict[int, str] = {}
     statements: dict[str, list[Candidate]] = {}
     for summary in summaries:
         for candidate in plan[summary.path][1]:
-            if candidate.insert is not None:
+            elsewhere = _foreign_file(summary, candidate)
+            if elsewhere is not None:
                 origin[id(candidate)] = summary.path
-                statements.setdefault(candidate.insert.file, []).append(candidate)
+                statements.setdefault(elsewhere, []).append(candidate)
     found_keys = {(s.path, _identity(c)) for s in summaries for c in plan[s.path][0]}
     summarised = {s.file or s.path for s in summaries}
     extra = []
@@ -421,7 +482,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
             result.errors.append(InputError(given[file], f"fix not applied, file unchanged: {error}"))
     for summary in [*summaries, *extra]:
         found, fixes = plan.get(summary.path, ([], []))
-        fixes = [c for c in fixes if c.insert is None] + statements.get(summary.file or summary.path, [])
+        fixes = [c for c in fixes if _foreign_file(summary, c) is None] + statements.get(summary.file or summary.path, [])
         if not fixes:
             continue
         outcome = _fix_one(summary, fixes, options, result, workspace, imported_from.get(summary.file, frozenset()))
@@ -433,8 +494,10 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
                 if (where, _identity(c)) in found_keys:
                     result.fixed.append(_to_finding(where, c))
     if options.fix and fixed_summaries:
-        summaries = [fixed_summaries.get(s.path, s) for s in summaries]
-        final = Context(summaries, workspace=new_workspace(config))
+        # A fresh workspace: a fix may have changed what another file's names stand for (a binding rewritten there).
+        final_workspace = new_workspace(config)
+        summaries = final_workspace.adopt([fixed_summaries.get(s.path, s) for s in first_pass])
+        final = Context(summaries, workspace=final_workspace)
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in _active(summary, candidates(summary, final, _rules_for(config, summary)), config))
     else:
@@ -447,6 +510,16 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
     return result
+
+
+def _foreign_file(summary: FileSummary, candidate: Candidate) -> str | None:
+    """The file (resolved path) a candidate's fix edits when that is not its own file (None: its own)."""
+    if candidate.insert is not None:
+        return candidate.insert.file
+    fix = candidate.fix
+    if fix is not None and fix.binding_file and fix.binding_file != (summary.file or summary.path):
+        return fix.binding_file
+    return None
 
 
 def _imported_from(summaries: list[FileSummary], project: Project) -> dict[str, frozenset[str]]:
@@ -483,8 +556,7 @@ def _fix_one(
         if not applied or new_data == data:
             return None
         location = workspace.project.locate_input(path)
-        new_summary = summarize_at(checked, summary.path, location)  # proves the result is valid Python
-        new_summary = workspace.complete(new_summary, checked)
+        new_summary = summarize_at(checked, summary.path, location)  # proves the result is valid Python (first pass)
     except (OSError, FixError, SourceError) as error:
         result.errors.append(InputError(summary.path, f"fix not applied, file unchanged: {error}"))
         return None
