@@ -367,6 +367,18 @@ def _suppressed_bindings(
     return frozenset(out)
 
 
+def _offered(
+    summaries: list[FileSummary], found: dict[str, list[Candidate]], config: Config, workspace: Workspace,
+) -> tuple[dict[str, list[Candidate]], dict[str, list[Candidate]], frozenset]:
+    """(every candidate, the active ones, the bindings withheld): no fix that would rewrite a suppressed call's binding."""
+    active = {s.path: _active(s, found[s.path], config) for s in summaries}
+    blocked = _suppressed_bindings(summaries, found, active, workspace)
+    if blocked:
+        found = {s.path: _withhold(s, found[s.path], blocked) for s in summaries}
+        active = {s.path: _active(s, found[s.path], config) for s in summaries}
+    return found, active, blocked
+
+
 def _withhold(summary: FileSummary, found: list[Candidate], blocked: frozenset) -> list[Candidate]:
     """``found`` without the fixes that would rewrite a ``blocked`` binding (the findings stay, not fixable)."""
     if not blocked:
@@ -405,11 +417,7 @@ def plan_fixes(
     before = Context(summaries, workspace=workspace)
     files = run_files | frozenset(s.file or s.path for s in summaries)
     now = {s.path: _within(candidates(s, before, _rules_for(config, s)), files) for s in summaries}
-    active = {s.path: _active(s, now[s.path], config) for s in summaries}
-    blocked = _suppressed_bindings(summaries, now, active, workspace)
-    if blocked:
-        now = {s.path: _withhold(s, now[s.path], blocked) for s in summaries}
-        active = {s.path: _active(s, now[s.path], config) for s in summaries}
+    now, active, blocked = _offered(summaries, now, config, workspace)
     migrated = frozenset(
         (path, c.site.key) for path, found in active.items() for c in found
         if c.code == "WN103" and c.fixable and _applies(c.code, unsafe_fixes)
@@ -587,8 +595,8 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
         candidates(summary, Context([summary], workspace=workspace), _rules_for(config, summary)),
         frozenset({summary.file or summary.path}),
     )
-    found = _active(summary, found, config)
-    return sorted((_to_finding(path, c) for c in found), key=Finding.sort_key)
+    active = _offered([summary], {summary.path: found}, config, workspace)[1][summary.path]
+    return sorted((_to_finding(path, c) for c in active), key=Finding.sort_key)
 
 
 def _summarize_given(source: str | bytes, path: str, workspace: Workspace) -> FileSummary:
