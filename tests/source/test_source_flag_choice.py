@@ -230,3 +230,26 @@ def test_the_page_states_why_a_shared_binding_is_not_fixed():
     page = (Path(__file__).resolve().parents[2] / "rules" / "WN103.md").read_text()
     safety = textwrap.dedent(page.split("## Fix safety", 1)[1])
     assert "suppressed" in safety and "another file" in safety
+
+
+def test_a_binding_that_cannot_be_rewritten_leaves_the_calls_files_unchanged(tmp_path: Path, monkeypatch):
+    """The binding's file fails to fix (libcst cannot take it, a write error): the removals elsewhere are not migrated."""
+    from wnaudit.source import engine
+    from wnaudit.source.fixer import FixError
+
+    real = engine.apply_fixes
+
+    def failing(data, summary, fixes, keep=frozenset()):
+        if Path(summary.path).name == "norms.py":
+            raise FixError("libcst cannot parse the file")
+        return real(data, summary, fixes, keep)
+
+    monkeypatch.setattr(engine, "apply_fixes", failing)
+    package = _tree(tmp_path)
+    before = {p.name: p.read_text() for p in package.glob("*.py")}
+    for options in (RunOptions(cache=False, fix=True, unsafe_fixes=True), RunOptions(cache=False, diff=True, unsafe_fixes=True)):
+        result = lint_files(sorted(package.glob("*.py")), options)
+        assert result.fixed == [] and result.diffs == []
+        assert [(Path(e.path).name, "fix not applied" in e.message) for e in result.errors] == [("norms.py", True)]
+        assert [f.code for f in result.findings] == ["WN103"]
+        assert {p.name: p.read_text() for p in package.glob("*.py")} == before

@@ -369,10 +369,11 @@ def _suppressed_bindings(
 
 def _offered(
     summaries: list[FileSummary], found: dict[str, list[Candidate]], config: Config, workspace: Workspace,
+    withheld: frozenset = frozenset(),
 ) -> tuple[dict[str, list[Candidate]], dict[str, list[Candidate]], frozenset]:
     """(every candidate, the active ones, the bindings withheld): no fix that would rewrite a suppressed call's binding."""
     active = {s.path: _active(s, found[s.path], config) for s in summaries}
-    blocked = _suppressed_bindings(summaries, found, active, workspace)
+    blocked = _suppressed_bindings(summaries, found, active, workspace) | withheld
     if blocked:
         found = {s.path: _withhold(s, found[s.path], blocked) for s in summaries}
         active = {s.path: _active(s, found[s.path], config) for s in summaries}
@@ -403,6 +404,7 @@ def _applies(code: str, unsafe_fixes: bool) -> bool:
 def plan_fixes(
     summaries: list[FileSummary], config: Config, unsafe_fixes: bool = True, workspace: Workspace | None = None,
     run_files: frozenset[str] = frozenset(),
+    withheld: frozenset[tuple[str, tuple[int, int, int, int]]] = frozenset(),
 ) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
     """Per path: (active findings now, fixes to apply).
 
@@ -412,12 +414,14 @@ def plan_fixes(
     Without ``unsafe_fixes`` only fixes whose rule is ``Applicability.SAFE`` are planned.
     ``run_files``: the resolved paths of every file in the run (a statement fix may go into
     one that has no finding of its own); the summarised files are always in it.
+    ``withheld``: bindings (file, span) not to rewrite besides those a suppression protects
+    (one the fixer could not rewrite: the calls through it keep their removals as they are).
     """
     workspace = workspace or new_workspace(config)
     before = Context(summaries, workspace=workspace)
     files = run_files | frozenset(s.file or s.path for s in summaries)
     now = {s.path: _within(candidates(s, before, _rules_for(config, s)), files) for s in summaries}
-    now, active, blocked = _offered(summaries, now, config, workspace)
+    now, active, blocked = _offered(summaries, now, config, workspace, withheld)
     migrated = frozenset(
         (path, c.site.key) for path, found in active.items() for c in found
         if c.code == "WN103" and c.fixable and _applies(c.code, unsafe_fixes)
@@ -469,16 +473,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
 
     fixed_summaries: dict[str, FileSummary] = {}
     imported_from = _imported_from(summaries, workspace.project)
-    # A fix may belong to another file: a statement in the serving code of a model built here, or the
-    # binding of a flag choice this file imports.
-    origin: dict[int, str] = {}
-    statements: dict[str, list[Candidate]] = {}
-    for summary in summaries:
-        for candidate in plan[summary.path][1]:
-            elsewhere = _foreign_file(summary, candidate)
-            if elsewhere is not None:
-                origin[id(candidate)] = summary.path
-                statements.setdefault(elsewhere, []).append(candidate)
+    origin, statements = _route(summaries, plan)
     found_keys = {(s.path, _identity(c)) for s in summaries for c in plan[s.path][0]}
     summarised = {s.file or s.path for s in summaries}
     extra = []
@@ -488,15 +483,32 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
             extra.append(summarize_at(read_source_bytes(Path(given[file]), config.max_source_bytes), given[file], workspace.project.locate_input(given[file])))
         except (OSError, SourceError) as error:
             result.errors.append(InputError(given[file], f"fix not applied, file unchanged: {error}"))
-    for summary in [*summaries, *extra]:
+    # Files that take a binding rewritten for calls in other files go first: when one cannot be rewritten,
+    # the calls' own files are then fixed without migrating their removals (never half a fix).
+    rebinding = {file for file, found in statements.items() if any(c.fix is not None and c.fix.binding_file for c in found)}
+    order = sorted([*summaries, *extra], key=lambda s: (s.file or s.path) not in rebinding)
+    failed: set[tuple[str, tuple[int, int, int, int]]] = set()
+    replanned = False
+    for summary in order:
+        here = summary.file or summary.path
+        if failed and not replanned and here not in rebinding:
+            replanned = True
+            plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace, frozenset(given), frozenset(failed))
+            origin, statements = _route(summaries, plan)
         found, fixes = plan.get(summary.path, ([], []))
-        fixes = [c for c in fixes if _foreign_file(summary, c) is None] + statements.get(summary.file or summary.path, [])
+        fixes = [c for c in fixes if _foreign_file(summary, c) is None] + statements.get(here, [])
         if not fixes:
             continue
         outcome = _fix_one(summary, fixes, options, result, workspace, imported_from.get(summary.file, frozenset()))
-        if outcome is not None:
-            new_summary, applied = outcome
-            fixed_summaries[summary.path] = new_summary
+        applied = outcome[1] if outcome is not None else []
+        if here in rebinding:
+            done = {id(c) for c in applied}
+            failed.update(
+                (here, c.fix.binding[0]) for c in fixes
+                if c.fix is not None and c.fix.binding is not None and c.fix.binding_file and id(c) not in done
+            )
+        if outcome is not None and outcome[0] is not None:
+            fixed_summaries[summary.path] = outcome[0]
             for c in applied:
                 where = origin.get(id(c), summary.path)
                 if (where, _identity(c)) in found_keys:
@@ -518,6 +530,26 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
     return result
+
+
+def _route(
+    summaries: list[FileSummary], plan: dict[str, tuple[list[Candidate], list[Candidate]]],
+) -> tuple[dict[int, str], dict[str, list[Candidate]]]:
+    """(candidate id -> the path of its finding, file -> the fixes it takes for findings elsewhere).
+
+    A fix may belong to another file: a statement in the serving code of a
+    model built here (WN110), or the binding of a flag choice this file
+    imports (WN103).
+    """
+    origin: dict[int, str] = {}
+    statements: dict[str, list[Candidate]] = {}
+    for summary in summaries:
+        for candidate in plan[summary.path][1]:
+            elsewhere = _foreign_file(summary, candidate)
+            if elsewhere is not None:
+                origin[id(candidate)] = summary.path
+                statements.setdefault(elsewhere, []).append(candidate)
+    return origin, statements
 
 
 def _foreign_file(summary: FileSummary, candidate: Candidate) -> str | None:
@@ -548,7 +580,8 @@ def _imported_from(summaries: list[FileSummary], project: Project) -> dict[str, 
 def _fix_one(
     summary: FileSummary, fixes: list[Candidate], options: RunOptions, result: RunResult, workspace: Workspace,
     keep: frozenset[str] = frozenset(),
-) -> tuple[FileSummary, list[Candidate]] | None:
+) -> tuple[FileSummary | None, list[Candidate]] | None:
+    """Fix one file: (its new first-pass summary, or None with ``--diff``; the candidates fixed), None when nothing changed."""
     path = Path(summary.path)
     try:
         data = read_source_bytes(path, options.config.max_source_bytes)
@@ -570,7 +603,7 @@ def _fix_one(
         return None
     if options.diff:
         result.diffs.append(unified_patch(data, new_data, summary.path))
-        return None
+        return None, applied
     try:
         atomic_write_bytes(path, new_data)
     except OSError as error:
