@@ -72,6 +72,15 @@ class DeprecatedLegacyWeightNorm(Rule):
                 "    return norm_f(nn.Conv1d(2, 2, 3))\n"
             ),
         ),
+        # The binding is shared with a suppressed call: rewriting it would change that call too, so no fix.
+        Invalid(
+            "import torch.nn as nn\nfrom torch.nn.utils import spectral_norm, weight_norm\n\n"
+            "def layers(flag=False):\n"
+            "    norm_f = weight_norm if flag else spectral_norm\n"
+            "    kept = norm_f(nn.Conv1d(2, 2, 3))  # noqa: WN103 (loads weight_g/weight_v directly)\n"
+            "    return kept, norm_f(nn.Conv1d(2, 2, 3))\n",
+            expected_replacement=None,
+        ),
     )
 
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
