@@ -458,7 +458,8 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
             summaries.append(item.summary)
     config = options.config
     first_pass = summaries
-    summaries = workspace.adopt(summaries)
+    # A notebook's names are completed from its view (its Python), not from the JSON on disk.
+    summaries = workspace.adopt(summaries, {path: view.text for path, view in views.items()})
     # Every file of the run by identity -> the path it was given as (statement fixes may target any of them).
     given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
     plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace, frozenset(given))
@@ -516,7 +517,11 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     if options.fix and fixed_summaries:
         # A fresh workspace: a fix may have changed what another file's names stand for (a binding rewritten there).
         final_workspace = new_workspace(config)
-        summaries = final_workspace.adopt([fixed_summaries.get(s.path, s) for s in first_pass])
+        fixed_views = notebook.views_of(list(fixed_summaries))
+        summaries = final_workspace.adopt(
+            [fixed_summaries.get(s.path, s) for s in first_pass],
+            {path: view.text for path, view in {**views, **fixed_views}.items()},
+        )
         final = Context(summaries, workspace=final_workspace)
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in _active(summary, candidates(summary, final, _rules_for(config, summary)), config))
