@@ -210,3 +210,29 @@ def test_notebook_view_round_trips_unchanged(cells, indent):
     for cell in view.cells:
         for offset in range(cell.line_count):
             assert view.locate(cell.first_line + offset) == (cell.number, offset + 1)
+
+
+COMPAT = (
+    "try:\n    from torch.nn.utils.parametrizations import weight_norm\n"
+    "except ImportError:\n    from torch.nn.utils import weight_norm\n"
+)
+THROUGH_COMPAT = _notebook(_code([
+    "import torch.nn as nn\n", "from torch.nn.utils import remove_weight_norm\n", "from compat import weight_norm\n",
+    "conv = weight_norm(nn.Conv1d(2, 2, 3))\n", "remove_weight_norm(conv)\n",
+]))
+
+
+def test_a_notebook_reads_what_its_imports_bind_as_a_script_does(tmp_path: Path, capsys):
+    """The spelling chosen in an imported module (compat.py) reaches the notebook's removal, as it reaches a .py file."""
+    (tmp_path / "compat.py").write_text(COMPAT)
+    notebook = _write(tmp_path / "port.ipynb", THROUGH_COMPAT)
+    script = tmp_path / "port.py"
+    script.write_text("".join(THROUGH_COMPAT["cells"][0]["source"]))
+    status, out, _ = _cli(capsys, "--no-cache", "--output-format", "json", notebook, script)
+    found = sorted((Path(f["path"]).name, f["code"], f.get("cell"), f["line"]) for f in json.loads(out)["findings"])
+    assert status == 1
+    assert found == [("port.ipynb", "WN101", 1, 5), ("port.py", "WN101", None, 5)]
+    status, out, _ = _cli(capsys, "--no-cache", "--fix", notebook)
+    assert status == 0, out
+    fixed = "".join(json.loads(notebook.read_text())["cells"][0]["source"])
+    assert "_remove_weight_norm_any_spelling(conv)" in fixed and "\nremove_weight_norm(conv)" not in fixed

@@ -1,7 +1,8 @@
 """Property: a file's findings depend only on the code: it, what it imports, and (WN110) its project.
 
 hypothesis builds small packages (classes inheriting across modules, a
-module choosing the spelling at import time, removals in other modules)
+module choosing the spelling at import time, a flag choice of norm bound in
+another module, removals in other modules)
 and checks that every file's findings are the same linted alone, with its
 package, with the whole tree, beside an unrelated tree of same-named
 modules, and after comments and unrelated code are added to other files.
@@ -23,6 +24,7 @@ NORMS = {
     "modern": "from torch.nn.utils.parametrizations import weight_norm as norm{i}\n",
     "legacy": "from torch.nn.utils import weight_norm as norm{i}\n",
     "compat": "from .compat import weight_norm as norm{i}\n",
+    "choice": "from .norms import norm_f as norm{i}\n",  # a flag choice bound in another module (WN103)
 }
 REMOVALS = {
     "none": "",
@@ -42,6 +44,10 @@ USES = {
 COMPAT = (
     "try:\n    from torch.nn.utils.parametrizations import weight_norm\n"
     "except ImportError:\n    from torch.nn.utils import weight_norm\n"
+)
+CHOICE = (
+    "from torch.nn.utils import spectral_norm, weight_norm\n\n"
+    "USE_SPECTRAL_NORM = False\nnorm_f = weight_norm if not USE_SPECTRAL_NORM else spectral_norm\n"
 )
 
 module_spec = st.tuples(
@@ -91,6 +97,7 @@ def _write_tree(root: Path, specs: list[tuple]) -> list[Path]:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "compat.py").write_text(COMPAT)
+    (package / "norms.py").write_text(CHOICE)
     files = []
     for i, spec in enumerate(specs):
         path = package / f"m{i}.py"
@@ -116,7 +123,7 @@ def test_findings_of_a_file_depend_only_on_it_and_its_imports(specs, others):
         root = Path(scratch)
         files = _write_tree(root / "project", specs)
         unrelated = _write_tree(root / "unrelated", others)  # same module names, other content
-        package = [*files, root / "project" / "pkg" / "compat.py", root / "project" / "pkg" / "__init__.py"]
+        package = [*files, *(root / "project" / "pkg" / name for name in ("compat.py", "norms.py", "__init__.py"))]
         with_package = _findings(package)
         whole = _findings([*package, *unrelated])
         for path in files:

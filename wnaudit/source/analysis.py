@@ -553,10 +553,13 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
         names = resolver.expr(call.func, call.scope)
         if not names:
             continue
+        imported = ""
         if aliases:
             # A project name bound to a torch API elsewhere is that API here.
             expanded = [aliases[n] for n in names if n in aliases]
             if expanded:
+                if len(names) == 1:
+                    imported = next(iter(names))
                 names = names.difference(aliases).union(*expanded)
         unit = call.unit
         refs.setdefault(unit, set()).update(n for n in names if not n.startswith("torch."))
@@ -594,6 +597,7 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
                     via=picked[0] if picked is not None else "",
                     binding=picked[1] if picked is not None else None,
                     callee=ast.unparse(call.func),
+                    imported=imported,
                 )
             )
         if removal is None:
@@ -647,6 +651,7 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
         if key[0] in summary.plain_classes
     }
     summary.exports = _exports(collector, resolver)
+    summary.choices = _module_choices(collector, resolver)
     summary.star_modules = tuple(collector.star_modules)
     summary.applications.sort(key=lambda a: a.site.key)
     summary.removals.sort(key=lambda r: r.site.key)
@@ -687,18 +692,25 @@ def _applies_kind(name: str, kind: str) -> bool:
 
 
 def _chosen_legacy_weight_norm(call: _CallRecord, resolver: Resolver, choice_sites: dict[int, Site]) -> tuple[str, Site] | None:
-    """``norm_f(conv)`` where ``norm_f = weight_norm if flag else spectral_norm`` (legacy weight norm): the name and where ``weight_norm`` is written.
-
-    The one binding of the called name is a conditional choice, exactly one
-    alternative the legacy weight norm, none the modern one and none known to
-    be anything but a norm applier (a parameter is unknown): whenever the flag
-    selects weight norm, the call applies the deprecated hook.  The fix then
-    rewrites that alternative, never the call (which would drop the others).
-    """
+    """``norm_f(conv)`` where ``norm_f = weight_norm if flag else spectral_norm`` (legacy weight norm): the name and where ``weight_norm`` is written."""
     func = call.func
     if not isinstance(func, ast.Name):
         return None
-    bound = Resolver.bindings_of(func.id, call.scope)
+    site = _bound_choice(func.id, call.scope, resolver, choice_sites)
+    return (func.id, site) if site is not None else None
+
+
+def _bound_choice(name: str, scope: Scope, resolver: Resolver, choice_sites: dict[int, Site]) -> Site | None:
+    """Where the legacy ``weight_norm`` alternative of ``name``'s binding is written, when that binding is a flag choice.
+
+    The one binding of the name is a conditional choice, exactly one
+    alternative the legacy weight norm, none the modern one and none known to
+    be anything but a norm applier (a parameter is unknown): whenever the flag
+    selects weight norm, a call through the name applies the deprecated hook.
+    The fix then rewrites that alternative, never the call (which would drop
+    the others).
+    """
+    bound = Resolver.bindings_of(name, scope)
     if bound is None or len(bound[1]) != 1 or bound[1][0][0] != "expr":
         return None
     _, value, where = bound[1][0]
@@ -716,7 +728,20 @@ def _chosen_legacy_weight_norm(call: _CallRecord, resolver: Resolver, choice_sit
             if styles != {catalogue.Style.LEGACY} or kinds != {catalogue.Kind.WEIGHT_NORM} or id(leaf) not in choice_sites:
                 return None
             legacy.append(choice_sites[id(leaf)])
-    return (func.id, legacy[0]) if len(legacy) == 1 else None
+    return legacy[0] if len(legacy) == 1 else None
+
+
+def _module_choices(collector: _Collector, resolver: Resolver) -> dict[str, Site]:
+    """Module-level names bound to a flag choice of a legacy weight norm (other files may call them)."""
+    out: dict[str, Site] = {}
+    scope = collector.module_scope
+    for name, bindings in scope.bindings.items():
+        if len(bindings) != 1 or bindings[0][0] != "expr" or not isinstance(bindings[0][1], ast.BoolOp):
+            continue  # the cheap test first: most module-level names are imports, classes and functions
+        site = _bound_choice(name, scope, resolver, collector.choice_sites)
+        if site is not None:
+            out[name] = site
+    return out
 
 
 def _exports(collector: _Collector, resolver: Resolver) -> dict[str, tuple[str, ...]]:

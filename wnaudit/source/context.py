@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from ..core import catalogue
-from .model import FileSummary
+from .model import FileSummary, Site
 from .resolve import API_ROOTS
 from .workspace import Workspace
 
@@ -96,6 +96,14 @@ class Context:
                 )
         for unit, kinds in direct.items():
             self._direct[(file, unit)] = {kind: frozenset(styles) for kind, styles in kinds.items()}
+
+    def bound_choice(self, summary: FileSummary, ref: str) -> "tuple[str, Site] | None":
+        """The file (resolved path) and site of the legacy ``weight_norm`` in the flag choice ``ref`` is bound to.
+
+        ``ref`` is a project name ``summary``'s file imports (``voc.norms.norm_f``); see ``Workspace.bound_choice``.
+        """
+        found = self.workspace.bound_choice(ref, self.workspace.project.locate(_file(summary)))
+        return (str(found[0]), found[1]) if found is not None else None
 
     def summary_at(self, file: str) -> FileSummary | None:
         """The summary of the file at ``file`` (a unit key's first part), read on demand."""

@@ -319,15 +319,79 @@ def _to_finding(path: str, candidate: Candidate) -> Finding:
 
 
 def _within(found: list[Candidate], files: frozenset[str]) -> list[Candidate]:
-    """``found`` with statement fixes kept only where their file is in this run (else: no fix offered).
+    """``found`` with fixes that edit another file kept only where that file is in this run (else: no fix offered).
 
-    A WN110 fix adds the fold to the serving file; a run that does not lint
-    that file does not write it, so the finding is not shown as fixable there.
+    A WN110 fix adds the fold to the serving file, a WN103 fix through an
+    imported flag choice rewrites the binding in the file that writes it; a
+    run that does not lint that file does not write it, so the finding is not
+    shown as fixable there (never half a fix: the call's own file alone).
     """
-    return [
-        c if c.insert is None or c.insert.file in files else dataclasses.replace(c, insert=None)
-        for c in found
-    ]
+    out = []
+    for c in found:
+        if c.insert is not None and c.insert.file not in files:
+            c = dataclasses.replace(c, insert=None)
+        if c.fix is not None and c.fix.binding_file and c.fix.binding_file not in files:
+            c = dataclasses.replace(c, fix=None)
+        out.append(c)
+    return out
+
+
+def _binding_of(summary: FileSummary, candidate: Candidate) -> tuple[str, tuple[int, int, int, int]] | None:
+    """The binding a candidate's fix rewrites, as (file, span) (None: the fix rewrites only its own call)."""
+    fix = candidate.fix
+    if fix is None or fix.binding is None:
+        return None
+    return (fix.binding_file or summary.file or summary.path, fix.binding[0])
+
+
+def _suppressed_bindings(
+    summaries: list[FileSummary], found: dict[str, list[Candidate]], active: dict[str, list[Candidate]],
+    workspace: Workspace,
+) -> frozenset[tuple[str, tuple[int, int, int, int]]]:
+    """Bindings a fix must not rewrite: one call through them is suppressed (``# noqa``, or its code off for that file).
+
+    ``norm_f = weight_norm if flag else spectral_norm`` is shared by every
+    call through ``norm_f``: rewriting it for one call changes the others too,
+    and a fix must never change code the user suppressed.  A ``# noqa`` for
+    the code on the binding's own line protects it as well.  Only the files
+    of the run are seen (a call in a file outside it is not known).
+    """
+    out: set[tuple[str, tuple[int, int, int, int]]] = set()
+    for summary in summaries:
+        kept = {_identity(c) for c in active[summary.path]}
+        for candidate in found[summary.path]:
+            binding = _binding_of(summary, candidate)
+            if binding is None or binding in out:
+                continue
+            if _identity(candidate) not in kept:
+                logger.debug("%s:%d: %s suppressed: its binding is not rewritten", summary.path, candidate.site.line, candidate.code)
+                out.add(binding)
+                continue
+            holder = summary if binding[0] == (summary.file or summary.path) else workspace.first(Path(binding[0]))
+            codes = holder.noqa.get(binding[1][0]) if holder is not None else None
+            if codes is not None and (not codes or any(candidate.code.startswith(code) for code in codes)):
+                out.add(binding)
+    return frozenset(out)
+
+
+def _offered(
+    summaries: list[FileSummary], found: dict[str, list[Candidate]], config: Config, workspace: Workspace,
+    withheld: frozenset = frozenset(),
+) -> tuple[dict[str, list[Candidate]], dict[str, list[Candidate]], frozenset]:
+    """(every candidate, the active ones, the bindings withheld): no fix that would rewrite a suppressed call's binding."""
+    active = {s.path: _active(s, found[s.path], config) for s in summaries}
+    blocked = _suppressed_bindings(summaries, found, active, workspace) | withheld
+    if blocked:
+        found = {s.path: _withhold(s, found[s.path], blocked) for s in summaries}
+        active = {s.path: _active(s, found[s.path], config) for s in summaries}
+    return found, active, blocked
+
+
+def _withhold(summary: FileSummary, found: list[Candidate], blocked: frozenset) -> list[Candidate]:
+    """``found`` without the fixes that would rewrite a ``blocked`` binding (the findings stay, not fixable)."""
+    if not blocked:
+        return found
+    return [dataclasses.replace(c, fix=None) if _binding_of(summary, c) in blocked else c for c in found]
 
 
 def _rules_for(config: Config, summary: FileSummary) -> Callable[[str], bool]:
@@ -347,6 +411,7 @@ def _applies(code: str, unsafe_fixes: bool) -> bool:
 def plan_fixes(
     summaries: list[FileSummary], config: Config, unsafe_fixes: bool = True, workspace: Workspace | None = None,
     run_files: frozenset[str] = frozenset(),
+    withheld: frozenset[tuple[str, tuple[int, int, int, int]]] = frozenset(),
 ) -> dict[str, tuple[list[Candidate], list[Candidate]]]:
     """Per path: (active findings now, fixes to apply).
 
@@ -356,21 +421,26 @@ def plan_fixes(
     Without ``unsafe_fixes`` only fixes whose rule is ``Applicability.SAFE`` are planned.
     ``run_files``: the resolved paths of every file in the run (a statement fix may go into
     one that has no finding of its own); the summarised files are always in it.
+    ``withheld``: bindings (file, span) not to rewrite besides those a suppression protects
+    (one the fixer could not rewrite: the calls through it keep their removals as they are).
     """
     workspace = workspace or new_workspace(config)
     before = Context(summaries, workspace=workspace)
     files = run_files | frozenset(s.file or s.path for s in summaries)
     now = {s.path: _within(candidates(s, before, _rules_for(config, s)), files) for s in summaries}
-    active = {s.path: _active(s, now[s.path], config) for s in summaries}
+    now, active, blocked = _offered(summaries, now, config, workspace, withheld)
     migrated = frozenset(
         (path, c.site.key) for path, found in active.items() for c in found
-        if c.code == "WN103" and _applies(c.code, unsafe_fixes)
+        if c.code == "WN103" and c.fixable and _applies(c.code, unsafe_fixes)
     )
     after = Context(summaries, migrated, workspace) if migrated else before
     plan: dict[str, tuple[list[Candidate], list[Candidate]]] = {}
     for summary in summaries:
         existing = {_identity(c) for c in now[summary.path]}
-        post = _within(candidates(summary, after, _rules_for(config, summary)), files) if migrated else now[summary.path]
+        post = (
+            _withhold(summary, _within(candidates(summary, after, _rules_for(config, summary)), files), blocked)
+            if migrated else now[summary.path]
+        )
         chosen = {_identity(c) for c in _active(summary, post, config)}
         fixes = [
             c for c in post
@@ -394,7 +464,9 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
         elif item.summary is not None:
             summaries.append(item.summary)
     config = options.config
-    summaries = workspace.adopt(summaries)
+    first_pass = summaries
+    # A notebook's names are completed from its view (its Python), not from the JSON on disk.
+    summaries = workspace.adopt(summaries, {path: view.text for path, view in views.items()})
     # Every file of the run by identity -> the path it was given as (statement fixes may target any of them).
     given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
     plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace, frozenset(given))
@@ -409,14 +481,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
 
     fixed_summaries: dict[str, FileSummary] = {}
     imported_from = _imported_from(summaries, workspace.project)
-    # A fix that adds a statement may belong to another file (the serving code of a model built here).
-    origin: dict[int, str] = {}
-    statements: dict[str, list[Candidate]] = {}
-    for summary in summaries:
-        for candidate in plan[summary.path][1]:
-            if candidate.insert is not None:
-                origin[id(candidate)] = summary.path
-                statements.setdefault(candidate.insert.file, []).append(candidate)
+    origin, statements = _route(summaries, plan)
     found_keys = {(s.path, _identity(c)) for s in summaries for c in plan[s.path][0]}
     summarised = {s.file or s.path for s in summaries}
     extra = []
@@ -426,22 +491,45 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
             extra.append(summarize_at(read_source_bytes(Path(given[file]), config.max_source_bytes), given[file], workspace.project.locate_input(given[file])))
         except (OSError, SourceError) as error:
             result.errors.append(InputError(given[file], f"fix not applied, file unchanged: {error}"))
-    for summary in [*summaries, *extra]:
+    # Files that take a binding rewritten for calls in other files go first: when one cannot be rewritten,
+    # the calls' own files are then fixed without migrating their removals (never half a fix).
+    rebinding = {file for file, found in statements.items() if any(c.fix is not None and c.fix.binding_file for c in found)}
+    order = sorted([*summaries, *extra], key=lambda s: (s.file or s.path) not in rebinding)
+    failed: set[tuple[str, tuple[int, int, int, int]]] = set()
+    replanned = False
+    for summary in order:
+        here = summary.file or summary.path
+        if failed and not replanned and here not in rebinding:
+            replanned = True
+            plan = plan_fixes(summaries, config, options.unsafe_fixes, workspace, frozenset(given), frozenset(failed))
+            origin, statements = _route(summaries, plan)
         found, fixes = plan.get(summary.path, ([], []))
-        fixes = [c for c in fixes if c.insert is None] + statements.get(summary.file or summary.path, [])
+        fixes = [c for c in fixes if _foreign_file(summary, c) is None] + statements.get(here, [])
         if not fixes:
             continue
         outcome = _fix_one(summary, fixes, options, result, workspace, imported_from.get(summary.file, frozenset()))
-        if outcome is not None:
-            new_summary, applied = outcome
-            fixed_summaries[summary.path] = new_summary
+        applied = outcome[1] if outcome is not None else []
+        if here in rebinding:
+            done = {id(c) for c in applied}
+            failed.update(
+                (here, c.fix.binding[0]) for c in fixes
+                if c.fix is not None and c.fix.binding is not None and c.fix.binding_file and id(c) not in done
+            )
+        if outcome is not None and outcome[0] is not None:
+            fixed_summaries[summary.path] = outcome[0]
             for c in applied:
                 where = origin.get(id(c), summary.path)
                 if (where, _identity(c)) in found_keys:
                     result.fixed.append(_to_finding(where, c))
     if options.fix and fixed_summaries:
-        summaries = [fixed_summaries.get(s.path, s) for s in summaries]
-        final = Context(summaries, workspace=new_workspace(config))
+        # A fresh workspace: a fix may have changed what another file's names stand for (a binding rewritten there).
+        final_workspace = new_workspace(config)
+        fixed_views = notebook.views_of(list(fixed_summaries))
+        summaries = final_workspace.adopt(
+            [fixed_summaries.get(s.path, s) for s in first_pass],
+            {path: view.text for path, view in {**views, **fixed_views}.items()},
+        )
+        final = Context(summaries, workspace=final_workspace)
         for summary in summaries:
             result.findings.extend(_to_finding(summary.path, c) for c in _active(summary, candidates(summary, final, _rules_for(config, summary)), config))
     else:
@@ -454,6 +542,36 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     result.findings.sort(key=Finding.sort_key)
     result.fixed.sort(key=Finding.sort_key)
     return result
+
+
+def _route(
+    summaries: list[FileSummary], plan: dict[str, tuple[list[Candidate], list[Candidate]]],
+) -> tuple[dict[int, str], dict[str, list[Candidate]]]:
+    """(candidate id -> the path of its finding, file -> the fixes it takes for findings elsewhere).
+
+    A fix may belong to another file: a statement in the serving code of a
+    model built here (WN110), or the binding of a flag choice this file
+    imports (WN103).
+    """
+    origin: dict[int, str] = {}
+    statements: dict[str, list[Candidate]] = {}
+    for summary in summaries:
+        for candidate in plan[summary.path][1]:
+            elsewhere = _foreign_file(summary, candidate)
+            if elsewhere is not None:
+                origin[id(candidate)] = summary.path
+                statements.setdefault(elsewhere, []).append(candidate)
+    return origin, statements
+
+
+def _foreign_file(summary: FileSummary, candidate: Candidate) -> str | None:
+    """The file (resolved path) a candidate's fix edits when that is not its own file (None: its own)."""
+    if candidate.insert is not None:
+        return candidate.insert.file
+    fix = candidate.fix
+    if fix is not None and fix.binding_file and fix.binding_file != (summary.file or summary.path):
+        return fix.binding_file
+    return None
 
 
 def _imported_from(summaries: list[FileSummary], project: Project) -> dict[str, frozenset[str]]:
@@ -474,7 +592,8 @@ def _imported_from(summaries: list[FileSummary], project: Project) -> dict[str, 
 def _fix_one(
     summary: FileSummary, fixes: list[Candidate], options: RunOptions, result: RunResult, workspace: Workspace,
     keep: frozenset[str] = frozenset(),
-) -> tuple[FileSummary, list[Candidate]] | None:
+) -> tuple[FileSummary | None, list[Candidate]] | None:
+    """Fix one file: (its new first-pass summary, or None with ``--diff``; the candidates fixed), None when nothing changed."""
     path = Path(summary.path)
     try:
         data = read_source_bytes(path, options.config.max_source_bytes)
@@ -490,14 +609,13 @@ def _fix_one(
         if not applied or new_data == data:
             return None
         location = workspace.project.locate_input(path)
-        new_summary = summarize_at(checked, summary.path, location)  # proves the result is valid Python
-        new_summary = workspace.complete(new_summary, checked)
+        new_summary = summarize_at(checked, summary.path, location)  # proves the result is valid Python (first pass)
     except (OSError, FixError, SourceError) as error:
         result.errors.append(InputError(summary.path, f"fix not applied, file unchanged: {error}"))
         return None
     if options.diff:
         result.diffs.append(unified_patch(data, new_data, summary.path))
-        return None
+        return None, applied
     try:
         atomic_write_bytes(path, new_data)
     except OSError as error:
@@ -522,8 +640,8 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
         candidates(summary, Context([summary], workspace=workspace), _rules_for(config, summary)),
         frozenset({summary.file or summary.path}),
     )
-    found = _active(summary, found, config)
-    return sorted((_to_finding(path, c) for c in found), key=Finding.sort_key)
+    active = _offered([summary], {summary.path: found}, config, workspace)[1][summary.path]
+    return sorted((_to_finding(path, c) for c in active), key=Finding.sort_key)
 
 
 def _summarize_given(source: str | bytes, path: str, workspace: Workspace) -> FileSummary:

@@ -42,21 +42,28 @@ def apply_fixes(
 ) -> tuple[str | bytes, list[Candidate]]:
     """Return the fixed content (same type as ``data``) and the candidates actually fixed.
 
+    A candidate whose fix rewrites a binding in another file (``Fix.binding_file``)
+    is applied in that file's call: only its binding changes, its call is elsewhere.
     ``keep``: names other files import from this one; imports the fix leaves
     unused are dropped, but never these (the other files still need them);
     ``"*"`` in it (another file imports the module itself) keeps them all.
     """
     wanted: dict[tuple[int, int, int, int], list[Candidate]] = {}
     inserts: list[Candidate] = []
+    rebinds: list[Candidate] = []
     here = summary.file or summary.path
     for candidate in fixes:
-        if candidate.fix is not None:
+        fix = candidate.fix
+        if fix is not None and fix.binding_file:
+            if fix.binding_file == here:
+                rebinds.append(candidate)  # a binding written here, whichever file the call is in
+        elif fix is not None:
             site = candidate.site
             wanted.setdefault((site.line, site.column - 1, site.end_line, site.end_column - 1), []).append(candidate)
         elif candidate.insert is not None and candidate.insert.file == here:
             inserts.append(candidate)  # a statement for this file, whichever file the finding is in
-    if not wanted and not inserts:
+    if not wanted and not inserts and not rebinds:
         return data, []
     from .rewrite.transform import rewrite  # libcst: only now that there is something to fix
 
-    return rewrite(data, summary, wanted, keep, inserts)
+    return rewrite(data, summary, wanted, keep, inserts, rebinds)

@@ -43,6 +43,9 @@ class Application:
     binding: Site | None = None
     #: The callee as written (``weight_norm``, ``nn.utils.weight_norm``, ``norm_f``): messages cite it.
     callee: str = ""
+    #: The callee is a project name imported from another file that stands for torch appliers there
+    #: (``from .norms import norm_f``): its qualified name (``voc.norms.norm_f``), for WN103 to find the binding.
+    imported: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,10 @@ class FileSummary:
     plain_classes: dict[str, dict[str, Built]] = field(default_factory=dict)
     #: (class, attribute) -> lines of calls other than removals that receive ``self.<attribute>``.
     handed: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
+    #: Module-level names bound to a flag choice with one legacy ``weight_norm`` alternative
+    #: (``norm_f = weight_norm if flag else spectral_norm``) -> where that alternative is written:
+    #: calls through the name from other files are WN103 findings whose fix rewrites it here.
+    choices: dict[str, Site] = field(default_factory=dict)
     #: Some call in the file applies a norm to a module that already exists (``weight_norm(self.conv)``,
     #: ``weight_norm(m)``): attributes may then hold a norm their construction does not show.
     applies_in_place: bool = False

@@ -22,7 +22,7 @@ from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
 from .derived_cache import DerivedAnswers, Observations, content_digest, definitions_key, facts_key, read_source_file
-from .model import FileSummary
+from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
 from .resolve import API_ROOTS
@@ -135,6 +135,7 @@ class Workspace:
         self._closure = _Reachable()
         self._exports_api = _Reachable()
         self._api_memo: dict[tuple[Path, str], frozenset[str]] = {}
+        self._choice_memo: dict[tuple[Path, str], tuple[Path, Site] | None] = {}
         self._scans: dict[Path, _Scan | None] = {}
         self._definitions: dict[Path, frozenset[str]] = {}
         self._deps: dict[Path, dict[str, list[tuple[ImportBinding, Path]]]] = {}
@@ -498,3 +499,32 @@ class Workspace:
         frozen = frozenset(result)
         self._api_memo[key] = frozen
         return frozen
+
+    def bound_choice(self, dotted: str, location: Location, depth: int = 0) -> tuple[Path, Site] | None:
+        """The file and site of the legacy ``weight_norm`` in the flag choice a project name is bound to.
+
+        ``voc.norms.norm_f`` where ``voc/norms.py`` writes ``norm_f = weight_norm if flag else spectral_norm``,
+        followed through plain re-exports (``from .norms import norm_f`` in a package ``__init__``).  Only the
+        file the name resolves to is read, and it is the one ``api_names`` has already read for the same name.
+        """
+        if depth > _MAX_CHAIN or dotted.partition(".")[0] in API_ROOTS:
+            return None
+        key = (location.path, dotted)
+        if key in self._choice_memo:
+            return self._choice_memo[key]
+        self._choice_memo[key] = None  # a cycle of re-exports binds nothing
+        result: tuple[Path, Site] | None = None
+        found = self.project.resolve(dotted, location)
+        if found is not None and found[1] and "." not in found[1]:
+            target_path, head = found
+            target = self.first(target_path)
+            if target is not None:
+                site = target.choices.get(head)
+                if site is not None:
+                    result = (self.project.locate(target_path).path, site)
+                else:
+                    values = list(target.exports.get(head, ())) or [f"{m}.{head}" for m in target.star_modules]
+                    if len(values) == 1:  # a re-export; a name with several values is not one binding
+                        result = self.bound_choice(values[0], self.project.locate(target_path), depth + 1)
+        self._choice_memo[key] = result
+        return result

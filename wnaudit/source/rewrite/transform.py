@@ -34,7 +34,7 @@ class _CallFixer(cst.CSTTransformer):
 
     def __init__(
         self, positions: Mapping[cst.CSTNode, CodeRange], wanted: Mapping[Span, Sequence[Candidate]], path: str,
-        inserter: Inserter,
+        inserter: Inserter, rebinds: Sequence[Candidate] = (),
     ) -> None:
         super().__init__()
         self.inserter = inserter
@@ -44,12 +44,14 @@ class _CallFixer(cst.CSTTransformer):
         self.done: list[Candidate] = []
         self.helper_kinds: set[str] = set()
         self.needs_torch = False
-        #: Names written in a binding that a wanted fix rewrites -> the dotted name they become.
+        #: Names written in a binding that a wanted fix (or a call elsewhere: ``rebinds``) rewrites -> the dotted name they become.
         self.bindings: dict[Span, str] = {
             candidate.fix.binding[0]: candidate.fix.binding[1]
-            for todo in wanted.values() for candidate in todo
+            for candidate in (*(c for todo in wanted.values() for c in todo), *rebinds)
             if candidate.fix is not None and candidate.fix.binding is not None
         }
+        #: The binding spans actually rewritten (a candidate from another file is fixed when its span is).
+        self.rebound: set[Span] = set()
 
     def _rebound(self, original_node: cst.CSTNode, updated_node: cst.BaseExpression) -> cst.BaseExpression:
         if not self.bindings:
@@ -57,8 +59,12 @@ class _CallFixer(cst.CSTTransformer):
         where = self.positions.get(original_node)
         if where is None:
             return updated_node
-        new = self.bindings.get((where.start.line, where.start.column, where.end.line, where.end.column))
-        return cst.parse_expression(new) if new is not None else updated_node
+        span = (where.start.line, where.start.column, where.end.line, where.end.column)
+        new = self.bindings.get(span)
+        if new is None:
+            return updated_node
+        self.rebound.add(span)
+        return cst.parse_expression(new)
 
     # Statements added beside the call rewrites, in the same walk (the inserter places them by the old positions).
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -109,12 +115,15 @@ class _CallFixer(cst.CSTTransformer):
 
 def rewrite(
     data: str | bytes, summary: FileSummary, wanted: Mapping[Span, Sequence[Candidate]], keep: frozenset[str],
-    inserts: Sequence[Candidate] = (),
+    inserts: Sequence[Candidate] = (), rebinds: Sequence[Candidate] = (),
 ) -> tuple[str | bytes, list[Candidate]]:
-    """The fixed content and the candidates fixed; FixError when libcst or the result cannot be parsed."""
+    """The fixed content and the candidates fixed; FixError when libcst or the result cannot be parsed.
+
+    ``rebinds``: candidates whose fix rewrites only a binding written in this file (their call is elsewhere).
+    """
     try:
         with deep_recursion():
-            return _rewrite(data, summary, wanted, keep, inserts)
+            return _rewrite(data, summary, wanted, keep, inserts, rebinds)
     except cst.ParserSyntaxError as error:
         raise FixError(f"libcst cannot parse the file: {error.message}") from error
     except RecursionError as error:
@@ -130,12 +139,19 @@ def _code(module: cst.Module, like: str | bytes) -> str | bytes:
 
 def _rewrite(
     data: str | bytes, summary: FileSummary, wanted: Mapping[Span, Sequence[Candidate]], keep: frozenset[str],
-    inserts: Sequence[Candidate],
+    inserts: Sequence[Candidate], rebinds: Sequence[Candidate],
 ) -> tuple[str | bytes, list[Candidate]]:
     wrapper = MetadataWrapper(cst.parse_module(data), unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    fixer = _CallFixer(positions, wanted, summary.path, Inserter(wrapper.module, positions, list(inserts)))
+    fixer = _CallFixer(positions, wanted, summary.path, Inserter(wrapper.module, positions, list(inserts)), rebinds)
     fixed = wrapper.module.visit(fixer)
+    for candidate in rebinds:
+        fix = candidate.fix
+        if fix is not None and fix.binding is not None and fix.binding[0] in fixer.rebound:
+            fixer.done.append(candidate)
+            fixer.needs_torch = fixer.needs_torch or fix.torch
+        else:
+            logger.debug("%s: binding of %s not found at %s", summary.path, candidate.code, fix.binding if fix else None)
     inserted = fixer.inserter.done
     if not fixer.done and not inserted:
         return data, []

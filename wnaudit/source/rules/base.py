@@ -62,6 +62,9 @@ class Fix:
     #: Where the fix also rewrites a name bound elsewhere (the callee's binding), and the dotted name it
     #: becomes; the span is 1-based lines and 0-based character columns, as libcst reports positions.
     binding: tuple[tuple[int, int, int, int], str] | None = None
+    #: The resolved path of the file the binding is written in, when it is not the candidate's own file
+    #: (``from .norms import norm_f``): the fix is applied there, and only when that file is in the run.
+    binding_file: str = ""
 
 
 @dataclass(frozen=True)
