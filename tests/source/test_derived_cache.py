@@ -121,14 +121,20 @@ def test_a_directory_that_becomes_a_package_is_seen(tmp_path: Path, cache_dir: P
     assert _answer(serve) == warm
 
 
-def test_the_serving_file_changing_changes_the_verdict(tmp_path: Path, cache_dir: Path) -> None:
-    """WN110 from the model file alone; the fold is then added to the serving file, which is not linted."""
+def _served_example(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A copy of ``examples/serving`` whose model file has been linted twice (the record is warm): 2 WN110."""
     package = tmp_path / "serving"
     shutil.copytree(REPO / "examples" / "serving", package)
     model = [package / "vocoder.py"]
     before = _answer(model)
     assert [item[1] for item in before].count("WN110") == 2
     assert _answer(model) == before
+    return package, model
+
+
+def test_the_serving_file_changing_changes_the_verdict(tmp_path: Path, cache_dir: Path) -> None:
+    """WN110 from the model file alone; the fold is then added to the serving file, which is not linted."""
+    package, model = _served_example(tmp_path)
     serve = package / "serve.py"
     serve.write_text(serve.read_text().replace("    return vocoder.eval()\n", "    wnaudit.fold_weight_norm(vocoder)\n    return vocoder.eval()\n"))
     after = _answer(model)
@@ -138,12 +144,7 @@ def test_the_serving_file_changing_changes_the_verdict(tmp_path: Path, cache_dir
 
 def test_a_serving_file_new_in_a_subpackage_is_seen(tmp_path: Path, cache_dir: Path) -> None:
     """A new file nothing imports, found only by WN110's project walk, calls the removal method: silent now."""
-    package = tmp_path / "serving"
-    shutil.copytree(REPO / "examples" / "serving", package)
-    model = [package / "vocoder.py"]
-    before = _answer(model)
-    assert [item[1] for item in before].count("WN110") == 2
-    assert _answer(model) == before
+    package, model = _served_example(tmp_path)
     apps = package / "apps"
     apps.mkdir()
     (apps / "__init__.py").write_text("")
