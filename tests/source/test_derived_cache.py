@@ -320,3 +320,31 @@ def test_resolving_inputs_through_known_directories_agrees_with_path_resolve(tmp
     for name in ["link/sub/a.py", "link/b.py", "link/sub/../sub/a.py", "link/missing/m.py", "link", "x/../y/q.py", "x/q.py"]:
         for spelled in (str(tmp_path / name), tmp_path / name):
             assert _resolved(spelled, known) == Path(spelled).resolve()
+
+
+def test_a_warm_run_reads_no_unchanged_file_twice(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check reads each file once; a file it vouches for is neither read nor decided again; an edited one is."""
+    package = _voc(tmp_path)
+    paths = sorted(package.glob("*.py"))
+    cold = _answer(paths)
+    reads: list[object] = []
+    real = engine._read_source
+    monkeypatch.setattr(engine, "_read_source", lambda path, limit: reads.append(path) or real(path, limit))
+    assert _answer(paths) == cold
+    assert reads == []
+    (package / "mid.py").write_text(MID + "\n# edited\n")
+    assert _answer(paths) == cold
+    assert reads == [package / "mid.py"]
+
+
+def test_a_lower_size_limit_still_refuses_a_file_the_record_vouches_for(tmp_path: Path, cache_dir: Path) -> None:
+    from wnaudit.common.config import Config
+
+    package = _voc(tmp_path)
+    paths = sorted(package.glob("*.py"))
+    _answer(paths)
+    _answer(paths)
+    result = engine.lint_files(paths, RunOptions(jobs=1, config=Config(max_source_bytes=100)))
+    refused = sorted(Path(error.path).name for error in result.errors)
+    assert refused == ["base.py", "serve.py"]  # the two files above 100 bytes
+    assert all("above the 100 bytes limit" in error.message for error in result.errors)

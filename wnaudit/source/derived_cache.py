@@ -80,12 +80,12 @@ class _Disk:
     """The files as a check reads them: each read and digested once, however many observations name it."""
 
     def __init__(self) -> None:
-        self._digests: dict[str, str | None] = {}
+        self.digests: dict[str, str | None] = {}
 
     def digest(self, path: str) -> str | None:
-        if path not in self._digests:
-            self._digests[path] = content_digest(read_source_file(path))
-        return self._digests[path]
+        if path not in self.digests:
+            self.digests[path] = content_digest(read_source_file(path))
+        return self.digests[path]
 
     def same_facts(self, path: str, seen: list) -> bool:
         """The bytes are the ones seen, or their flags and imports are (an edit inside a function changes nothing here)."""
@@ -199,6 +199,8 @@ class DerivedAnswers:
         self.aliases: dict[str, dict[str, frozenset[str]]] = {}
         #: "file\0unit\0line" -> WN110's verdict (None: not served unfolded).
         self.served: dict[str, Verdict | None] = {}
+        #: path -> the digest of its bytes as the check read them (for files it read).
+        self.digests: dict[str, str | None] = {}
         self._loaded = self._sizes()
 
     @classmethod
@@ -233,6 +235,7 @@ class DerivedAnswers:
         if not observed.still_hold(SCAN_KINDS, disk):
             return
         self.observed, self.scan, self.matters, self.aliases = observed, scan, matters, aliases
+        self.digests = disk.digests
         if observed.still_hold(SERVING_KINDS, disk):
             self.served = served
         else:

@@ -15,6 +15,7 @@ import concurrent.futures
 import dataclasses
 import logging
 import os
+import stat
 import sys
 import warnings
 from dataclasses import dataclass
@@ -181,15 +182,22 @@ def _prefilter(
     A file that cannot contain a finding is still parsed (``analyse`` False):
     a syntax error is reported in every file that is read.  A file that names
     no API can still hold one when it imports a project name bound to an API
-    (``Workspace.may_have_findings``, decided from bytes).
+    (``Workspace.may_have_findings``, decided from bytes).  When the record
+    of kept answers has just read the file and vouches for its bytes
+    (``Workspace.vouched``), it is neither read nor decided again.
     """
+    location = workspace.project.locate(path_text)
+    vouched = workspace.vouched(location.path) if not notebook.is_notebook(Path(path_text)) else None
+    if vouched is not None and _readable_within(path_text, max_bytes):
+        done = _answered(path_text, *vouched, workspace, cache)
+        if done is not None:
+            return done, 0, vouched[1]
     try:
         data = _read_source(Path(path_text), max_bytes)
     except OSError as error:
         return _Scanned(path_text, error=f"cannot read: {error.strerror or error}"), 0, False
     except SourceError as error:  # not a regular file, too big, a notebook that is not one, a cell that is not Python
         return _Scanned(path_text, error=str(error)), 0, False
-    location = workspace.project.locate(path_text)
     if isinstance(data, str):  # a notebook view, already parsed cell by cell
         _, facts = workspace.facts_for(data.encode("utf-8", "surrogatepass"))
         if not workspace.may_have_findings(location.path, facts):
@@ -198,17 +206,32 @@ def _prefilter(
     found = workspace.content(location.path, data)
     assert found is not None
     digest, facts = found
-    if not workspace.may_have_findings(location.path, facts):
+    analyse = workspace.may_have_findings(location.path, facts)
+    done = _answered(path_text, digest, analyse, workspace, cache)
+    return (done, 0, analyse) if done is not None else (None, len(data), analyse)
+
+
+def _answered(path_text: str, digest: bytes, analyse: bool, workspace: Workspace, cache: SyntaxCache | None) -> _Scanned | None:
+    """A file's result from the caches alone: its syntax verdict, or the summary of a file to analyse (None: not kept)."""
+    if not analyse:
         verdict = cache.get(digest) if cache is not None else None
-        if verdict is not None:  # the verdict a parse of exactly these bytes gave (they decoded)
-            return _Scanned(path_text, error=None if verdict == OK else verdict), 0, False
-        return None, len(data), False
-    if workspace.summaries is not None:
-        located = workspace.project.locate_input(path_text)
-        summary = workspace.summaries.get(workspace.summaries.key(digest, path_text, located, None), path_text, str(located.path))
-        if summary is not None:
-            return _Scanned(path_text, summary=summary), 0, True
-    return None, len(data), True
+        if verdict is None:
+            return None
+        return _Scanned(path_text, error=None if verdict == OK else verdict)  # the verdict a parse of exactly these bytes gave
+    if workspace.summaries is None:
+        return None
+    located = workspace.project.locate_input(path_text)
+    summary = workspace.summaries.get(workspace.summaries.key(digest, path_text, located, None), path_text, str(located.path))
+    return None if summary is None else _Scanned(path_text, summary=summary)
+
+
+def _readable_within(path_text: str, max_bytes: int) -> bool:
+    """A regular file no bigger than the lint reads (else the read decides, and words the error)."""
+    try:
+        status = os.stat(path_text)
+    except OSError:
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_size <= max_bytes
 
 
 def _check_path(path_text: str, max_bytes: int) -> _Scanned:

@@ -307,15 +307,29 @@ class Workspace:
         ``facts`` must be those of the file's bytes on disk (``content``) for
         an earlier run's answer to be used: a notebook's view is decided anew.
         """
-        if facts.names_api:
-            return True
         derived, name = self.derived, str(path)
         if derived is None or name not in self._seen_contents:
-            return self._may_have_findings(path, facts)
+            return facts.names_api or self._may_have_findings(path, facts)
         known = derived.scan.get(name)
         if known is None:
-            known = derived.scan[name] = self._may_have_findings(path, facts)
+            known = derived.scan[name] = facts.names_api or self._may_have_findings(path, facts)
         return known
+
+    def vouched(self, path: Path) -> tuple[bytes, bool] | None:
+        """A linted file's digest and ``may_have_findings``, when the checked record vouches for its bytes.
+
+        The check has just read the file; its bytes are the ones the answer was
+        computed from, so neither needs reading or deciding again.
+        """
+        derived = self.derived
+        if derived is None or path in self._bytes:
+            return None
+        name = str(path)
+        digest, seen, known = derived.digests.get(name), derived.observed.contents.get(name), derived.scan.get(name)
+        if digest is None or seen is None or known is None or seen[0] != digest:
+            return None
+        self._seen_contents.setdefault(name, seen)
+        return bytes.fromhex(digest), known
 
     def _may_have_findings(self, path: Path, facts: ContentFacts) -> bool:
         location = self.project.locate(path)
@@ -343,7 +357,7 @@ class Workspace:
             return False
         module_level, by_name = scanned.binds_api, scanned.bindings
         if module_level:
-            summary = self.first(path)
+            summary = self._first_kept(path)
             if summary is not None:
                 names = list(summary.exports) if name == "*" else [name]
                 if any(self._names_api(summary, n) for n in names) or any(
@@ -394,13 +408,20 @@ class Workspace:
         path = self.project.locate(path).path
         if path not in self._first:
             self._first[path] = None
-            data = self._data(path, self._seen_reads)
+            data = self._data(path)
             if data is not None:
                 try:
                     self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
                 except SourceError as error:
                     logger.debug("%s: dependency not analysed: %s", path, error)
         return self._first[path]
+
+    def _first_kept(self, path: Path) -> FileSummary | None:
+        """``first`` for an answer kept between runs: the file's bytes are noted as one it rests on."""
+        located = self.project.locate(path).path
+        if self.derived is not None and str(located) not in self._seen_reads:
+            self._data(located, self._seen_reads)
+        return self.first(path)
 
     def summary(self, path: Path, name: str = "*") -> FileSummary | None:
         """The file's facts with cross-file aliases resolved (None: ``name`` there cannot matter, or unreadable)."""
@@ -484,7 +505,7 @@ class Workspace:
         found = self.project.resolve(dotted, location)
         if found is not None and found[1] and self.may_export_api(found[0], found[1].partition(".")[0]):
             target_path, inner = found
-            target = self.first(target_path)
+            target = self._first_kept(target_path)
             if target is not None:
                 target_location = self.project.locate(target_path)
                 head, _, rest = inner.partition(".")
