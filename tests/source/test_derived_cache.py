@@ -98,6 +98,21 @@ def test_a_dependency_that_stops_binding_an_api_is_seen(tmp_path: Path, cache_di
     assert _answer([user]) == _answer([user], cache=False) == []
 
 
+def test_a_dependency_whose_binding_changes_but_not_its_imports_is_seen(tmp_path: Path, cache_dir: Path) -> None:
+    """Same imports, flags and names in ``compat.py``; what ``wn`` is bound to changes (its analysis was used)."""
+    package = tmp_path / "voc"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    compat = package / "compat.py"
+    compat.write_text("from torch.nn.utils import spectral_norm, weight_norm\n\nwn = weight_norm\n")
+    user = package / "user.py"
+    user.write_text("import torch.nn as nn\n\nfrom .compat import wn\n\n\ndef build():\n    return wn(nn.Conv1d(2, 2, 3))\n")
+    assert [item[1] for item in _answer([user])] == ["WN103"]
+    assert [item[1] for item in _answer([user])] == ["WN103"]
+    compat.write_text("from torch.nn.utils import spectral_norm, weight_norm\n\nwn = spectral_norm\n")
+    assert _answer([user]) == _answer([user], cache=False) == []
+
+
 def test_a_file_that_appears_is_seen(tmp_path: Path, cache_dir: Path) -> None:
     """An import that resolved to nothing resolves once the module is written (a listing, not a read, changed)."""
     package = _voc(tmp_path)
