@@ -399,3 +399,26 @@ def test_a_project_file_too_big_to_lint_is_not_read_for_the_serving_path(voc: Pa
 
     monkeypatch.setattr(walk, "DEFAULT_MAX_SOURCE_BYTES", 100)  # serve.py is bigger than that
     assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+
+def test_a_subclass_found_while_preparing_is_resolved_whatever_else_is_linted(tmp_path: Path):
+    """The invariance property's example: ``C3(C1)`` is met as a carrier of ``C1`` before it is known to be one.
+
+    The instances of ``C3()`` were decided while ``C3`` was not yet a carrier
+    name and kept: linted alone, ``m1.py`` missed the fold of a ``C3`` in
+    ``m3.py`` and reported a WN110 the whole package does not.
+    """
+    from tests.source.test_source_invariance import _write_tree
+
+    files = _write_tree(tmp_path, [
+        ("choice", 0, "legacy", 0, False, "fold", 0, False),
+        ("choice", 0, "legacy", 0, False, "fold", 0, False),
+        ("choice", 0, "legacy", 0, False, "method", 1, False),
+        ("choice", 1, "legacy", 0, False, "fold", -1, False),
+    ])
+    def wn110(paths: list[Path]) -> list[tuple[str, int]]:  # no kept answers: each run decides afresh
+        found = lint_files(_files(paths), RunOptions(cache=False)).findings
+        return [(Path(f.path).name, f.line) for f in found if f.code == "WN110" and Path(f.path).name == "m1.py"]
+
+    assert wn110([files[1]]) == wn110([files[0].parent])

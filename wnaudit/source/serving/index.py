@@ -96,7 +96,8 @@ class ServingIndex:
         self._facts: dict[Path, ServingFacts | None] = {}
         self._pools: dict[Path, _Pool] = {}
         self._lookups: dict[tuple[Path, str], tuple[Key, str] | None] = {}
-        self._instances: dict[tuple[Path, Ref], frozenset[Key]] = {}
+        #: (file, ref) -> (how many carrier names there were, the classes it may be an instance of).
+        self._instances: dict[tuple[Path, Ref], tuple[int, frozenset[Key]]] = {}
         self._verdicts: dict[Key, Served | None] = {}
         #: Units found to carry some start's weight norm (``prepare`` has searched from them), and who builds each.
         self._prepared: set[Key] = set()
@@ -285,11 +286,12 @@ class ServingIndex:
         """The project classes an instance reference may be an instance of."""
         memo = (file, ref)
         cached = self._instances.get(memo)
-        if cached is not None:
-            return cached
+        # An answer holds while the carrier names it was filtered by are the same: the set only grows.
+        if cached is not None and cached[0] == len(self._interesting):
+            return cached[1]
         if depth > _MAX_DEPTH:
             return frozenset()
-        self._instances[memo] = frozenset()  # a loader returning what it loads resolves to nothing more
+        self._instances[memo] = (len(self._interesting), frozenset())  # a loader returning what it loads resolves to nothing more
         out: set[Key] = set()
         if ref[0] == "new" and self._interesting.intersection(ref[1].split(".")):  # only names that can be carriers
             found = self.lookup(file, ref[1])
@@ -315,7 +317,7 @@ class ServingIndex:
             for value in owner.attrs.get(ref[2], ()) if owner is not None else ():
                 out |= self.instances(file, value, depth + 1)
         result = frozenset(out)
-        self._instances[memo] = result
+        self._instances[memo] = (len(self._interesting), result)
         return result
 
     def _resolved_all(self, file: Path, names: Iterable[str], only: "set[str] | frozenset[str] | None" = None) -> set[Key]:
