@@ -195,7 +195,7 @@ class DerivedAnswers:
         self.scan: dict[str, bool] = {}
         #: "file\0name" -> whether that attribute of the module can carry a weight-norm fact (``may_matter``).
         self.matters: dict[str, bool] = {}
-        #: "file\0digest of its content" -> the project names it calls that stand for torch APIs.
+        #: "file\0digest of the names it calls" -> those that stand for torch APIs (``Workspace.aliases``).
         self.aliases: dict[str, dict[str, frozenset[str]]] = {}
         #: "file\0unit\0line" -> WN110's verdict (None: not served unfolded).
         self.served: dict[str, Verdict | None] = {}

@@ -12,6 +12,7 @@ Everything else stays a byte scan.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import re
 from dataclasses import dataclass
@@ -36,6 +37,12 @@ logger = logging.getLogger(__name__)
 Summarizer = Callable[[bytes, str, Location, "Aliases | None"], FileSummary]
 _MAX_CHAIN = 32
 
+
+
+def _refs_key(summary: FileSummary) -> str:
+    """A digest of the names a file's units call: all ``aliases`` reads of the file besides where it sits."""
+    names = sorted({ref for unit in summary.units.values() for ref in unit.refs})
+    return hashlib.sha256("\n".join(names).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class _Reachable:
@@ -458,8 +465,8 @@ class Workspace:
         derived = self.derived
         if derived is None:
             aliases = self.aliases(summary)
-        else:  # the content's digest is in the key: fixed content in memory is asked about as itself
-            key = f"{summary.file or summary.path}\0{digest_of(raw).hex()}"
+        else:  # keyed by what the answer reads of the file: the names it calls (an edit elsewhere keeps it)
+            key = f"{summary.file or summary.path}\0{_refs_key(summary)}"
             known = derived.aliases.get(key)
             if known is None:
                 known = derived.aliases[key] = self.aliases(summary)
