@@ -83,33 +83,24 @@ def test_a_change_outside_the_command_line_is_seen(tmp_path: Path, cache_dir: Pa
     assert _answer(serve) == _answer(serve, cache=False) == []
 
 
-def test_a_dependency_that_stops_binding_an_api_is_seen(tmp_path: Path, cache_dir: Path) -> None:
-    """``user.py`` names no API: whether it is analysed at all is the import scan's answer, kept in the record."""
+@pytest.mark.parametrize(("before", "after"), [
+    # It stops binding an API: whether ``user.py`` (which names none) is analysed at all is the scan's answer.
+    ("from torch.nn.utils import weight_norm as wn\n", "def wn(module):\n    return module\n"),
+    # Same imports, flags and names; what ``wn`` is bound to changes (the analysis of the file was used).
+    ("from torch.nn.utils import spectral_norm, weight_norm\n\nwn = weight_norm\n",
+     "from torch.nn.utils import spectral_norm, weight_norm\n\nwn = spectral_norm\n"),
+])
+def test_a_dependency_that_stops_binding_the_api_is_seen(tmp_path: Path, cache_dir: Path, before: str, after: str) -> None:
     package = tmp_path / "voc"
     package.mkdir()
     (package / "__init__.py").write_text("")
     compat = package / "compat.py"
-    compat.write_text("from torch.nn.utils import weight_norm as wn\n")
+    compat.write_text(before)
     user = package / "user.py"
     user.write_text("import torch.nn as nn\n\nfrom .compat import wn\n\n\ndef build():\n    return wn(nn.Conv1d(2, 2, 3))\n")
     assert [item[1] for item in _answer([user])] == ["WN103"]
     assert [item[1] for item in _answer([user])] == ["WN103"]
-    compat.write_text("def wn(module):\n    return module\n")
-    assert _answer([user]) == _answer([user], cache=False) == []
-
-
-def test_a_dependency_whose_binding_changes_but_not_its_imports_is_seen(tmp_path: Path, cache_dir: Path) -> None:
-    """Same imports, flags and names in ``compat.py``; what ``wn`` is bound to changes (its analysis was used)."""
-    package = tmp_path / "voc"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    compat = package / "compat.py"
-    compat.write_text("from torch.nn.utils import spectral_norm, weight_norm\n\nwn = weight_norm\n")
-    user = package / "user.py"
-    user.write_text("import torch.nn as nn\n\nfrom .compat import wn\n\n\ndef build():\n    return wn(nn.Conv1d(2, 2, 3))\n")
-    assert [item[1] for item in _answer([user])] == ["WN103"]
-    assert [item[1] for item in _answer([user])] == ["WN103"]
-    compat.write_text("from torch.nn.utils import spectral_norm, weight_norm\n\nwn = spectral_norm\n")
+    compat.write_text(after)
     assert _answer([user]) == _answer([user], cache=False) == []
 
 
