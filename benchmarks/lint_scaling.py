@@ -77,12 +77,16 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         inputs: dict[str, list[tuple[int, Path]]] = {"helpers": [], "model": []}
+        # Each input in a directory of its own: WN110 reads the linted file's project, and the
+        # other inputs (same class names, megabytes of them) must not be part of it.
         for count in args.helpers:
-            path = Path(scratch) / f"helpers_{count}.py"
+            path = Path(scratch) / f"helpers_{count}" / "helpers.py"
+            path.parent.mkdir()
             write_helpers(path, count)
             inputs["helpers"].append((count, path))
         for size in args.model_bytes:
-            path = Path(scratch) / f"model_{size}.py"
+            path = Path(scratch) / f"model_{size}" / "model.py"
+            path.parent.mkdir()
             write_model(path, size)
             inputs["model"].append((size, path))
         samples: dict[tuple[str, int], list[dict]] = {(k, n): [] for k, items in inputs.items() for n, _ in items}

@@ -422,3 +422,20 @@ def test_a_subclass_found_while_preparing_is_resolved_whatever_else_is_linted(tm
         return [(Path(f.path).name, f.line) for f in found if f.code == "WN110" and Path(f.path).name == "m1.py"]
 
     assert wn110([files[1]]) == wn110([files[0].parent])
+
+
+def test_files_bigger_than_a_parse_piece_keep_their_line_numbers(tmp_path: Path):
+    """Serving facts are read piece by piece: lines after the first piece still name the right line."""
+    padding = "".join(f"def pad{i}(x):\n    return x + {i}\n\n\n" for i in range(1200))  # well past one piece
+    model = padding + (
+        "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
+        "class Generator(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = weight_norm(nn.Conv1d(80, 1, 7))\n"
+    )
+    serve = "from .model import Generator\n\n\n" + padding + "def load():\n    model = Generator()\n    return model.eval()\n"
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/model.py": model, "voc/serve.py": serve})
+    applied = model.splitlines().index("        self.conv = weight_norm(nn.Conv1d(80, 1, 7))") + 1
+    evaluated = serve.splitlines().index("    return model.eval()") + 1
+    found = _wn110([root / "voc" / "model.py"])
+    assert [(name, line) for name, line, _ in found] == [("model.py", applied)]
+    assert f"`voc/serve.py:{evaluated}` (`model.eval()`)" in found[0][2]

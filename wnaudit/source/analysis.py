@@ -489,7 +489,7 @@ def analyze(text: str, path: str, module: str, is_package: bool = False, aliases
     positions = _Positions(lines)
     collector = _Collector(module, module_package(module, is_package), positions)
     with deep_recursion(), cyclic_gc_paused():
-        for offset, tree in _parse_pieces(text, path):
+        for offset, tree in parse_pieces(text, path):
             positions.offset = offset
             for statement in tree.body:
                 collector.visit(statement)
@@ -497,7 +497,7 @@ def analyze(text: str, path: str, module: str, is_package: bool = False, aliases
         return _summarize(collector, lines, path, module, aliases or {})
 
 
-def _parse_pieces(text: str, path: str) -> Iterator[tuple[int, ast.Module]]:
+def parse_pieces(text: str, path: str) -> Iterator[tuple[int, ast.Module]]:
     """The module's syntax trees, piece by piece, each with the number of lines before it.
 
     A piece ends where a top-level statement may start; a cut that falls

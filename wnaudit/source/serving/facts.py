@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from ...core import catalogue
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
@@ -525,9 +526,17 @@ def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
-def serving_facts(tree: ast.Module, module: str, is_package: bool) -> ServingFacts:
-    """The serving-path facts of one parsed file."""
+def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_package: bool) -> ServingFacts:
+    """The serving-path facts of one file, from its syntax trees piece by piece (``analysis.parse_pieces``).
+
+    Each piece's tree counts lines from its own start: it is moved to the
+    file's lines, walked and dropped, so memory follows the piece, not the file.
+    """
     walker = _Walker(module, is_package)
-    for statement in tree.body:
-        walker.visit(statement)
+    for offset, tree in pieces:
+        if offset:
+            ast.increment_lineno(tree, offset)
+        for statement in tree.body:
+            walker.visit(statement)
+        del tree
     return _Linker(walker).run()

@@ -17,7 +17,6 @@ says nothing about what the project does when it serves.
 
 from __future__ import annotations
 
-import ast
 import logging
 import os
 import re
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ...core import catalogue
-from ..analysis import deep_recursion
+from ..analysis import deep_recursion, parse_pieces
 from ..project import ImportBinding, Project
 from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
@@ -124,9 +123,7 @@ class ServingIndex:
         if found is None:
             try:
                 with deep_recursion():  # any tree CPython can build, as the analysis walks it
-                    tree = ast.parse(decode(data).text, filename=str(path))
-                    found = serving_facts(tree, location.module, location.is_package)
-                    del tree
+                    found = serving_facts(parse_pieces(decode(data).text, str(path)), location.module, location.is_package)
             except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
                 return None
