@@ -39,10 +39,13 @@ _MAX_CHAIN = 32
 
 
 
+def _called_names(summary: FileSummary) -> list[str]:
+    """The names a file's units call, sorted: all ``aliases`` reads of the file besides where it sits."""
+    return sorted({ref for unit in summary.units.values() for ref in unit.refs})
+
+
 def _refs_key(summary: FileSummary) -> str:
-    """A digest of the names a file's units call: all ``aliases`` reads of the file besides where it sits."""
-    names = sorted({ref for unit in summary.units.values() for ref in unit.refs})
-    return hashlib.sha256("\n".join(names).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashlib.sha256("\n".join(_called_names(summary)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 class _Reachable:
@@ -410,12 +413,15 @@ class Workspace:
             self.summaries.put(key, summary)
         return summary
 
-    def first(self, path: Path) -> FileSummary | None:
-        """The file's own facts, before names imported from other files are resolved (callers decide it matters)."""
+    def first(self, path: Path, seen: dict[str, str | None] | None = None) -> FileSummary | None:
+        """The file's own facts, before names imported from other files are resolved (callers decide it matters).
+
+        ``seen``: as for ``_data``, where a kept answer notes the bytes it rests on.
+        """
         path = self.project.locate(path).path
         if path not in self._first:
             self._first[path] = None
-            data = self._data(path)
+            data = self._data(path, seen)
             if data is not None:
                 try:
                     self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
@@ -425,10 +431,12 @@ class Workspace:
 
     def _first_kept(self, path: Path) -> FileSummary | None:
         """``first`` for an answer kept between runs: the file's bytes are noted as one it rests on."""
+        if self.derived is None:
+            return self.first(path)
         located = self.project.locate(path).path
-        if self.derived is not None and str(located) not in self._seen_reads:
-            self._data(located, self._seen_reads)
-        return self.first(path)
+        if located in self._first and str(located) not in self._seen_reads:
+            self._data(located, self._seen_reads)  # analysed earlier for a rule, unnoted: note its bytes now
+        return self.first(path, self._seen_reads)
 
     def summary(self, path: Path, name: str = "*") -> FileSummary | None:
         """The file's facts with cross-file aliases resolved (None: ``name`` there cannot matter, or unreadable)."""
@@ -485,8 +493,7 @@ class Workspace:
         """Names ``summary`` calls that are bound, in the project module defining them, to torch APIs."""
         location = self.project.locate(summary.file or summary.path)
         out: Aliases = {}
-        names = {ref for unit in summary.units.values() for ref in unit.refs}
-        for name in sorted(names):
+        for name in _called_names(summary):
             apis = self.api_names(name, location, 0)
             if apis:
                 out[name] = apis
