@@ -95,3 +95,17 @@ def test_worker_processes_give_the_same_result(tmp_path, monkeypatch):
     assert calls == [{"max_workers": 2}]
     assert parallel.findings == serial.findings and parallel.errors == serial.errors
     assert [f.code for f in serial.findings].count("WN101") == 3 and len(serial.errors) == 1
+
+
+def test_python_dash_m_wnaudit_is_the_console_script(tmp_path):
+    """``python -m wnaudit`` (what ``-X importtime`` checks use) runs the same command, without torch or libcst."""
+    (tmp_path / "m.py").write_text(BUGGY.format(comment=""))
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['wnaudit', {str(tmp_path / 'm.py')!r}]\n"
+        "try:\n    runpy.run_module('wnaudit', run_name='__main__')\n"
+        "except SystemExit as exit:\n    print('exit', exit.code, 'torch' in sys.modules, 'libcst' in sys.modules)\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "WN101" in completed.stdout
+    assert completed.stdout.strip().splitlines()[-1] == "exit 1 False False"
