@@ -29,7 +29,7 @@ from .plan import plan_table
 from .progress import progress_bar
 from .sniff import Format, UnrecognisedFormat, detect_format
 from .tables import TableEdit
-from .transaction import Transaction, journal_path, pending_journal, recover
+from .transaction import Transaction, check_pending, discard, recover
 from .verify import SafetensorsExpectation, VerificationError, tensor_digest, torch_verifier
 
 logger = logging.getLogger(__name__)
@@ -102,6 +102,13 @@ def covered_shards(index_path: Path) -> set[Path]:
         return set()
 
 
+def journal_targets(index_path: Path) -> set[str]:
+    """What a journal beside this index may replace: the index and its shards, relative to its real directory."""
+    real_index = Path(os.path.realpath(index_path))
+    directory = str(real_index.parent)
+    return {real_index.name} | {os.path.relpath(shard, directory) for shard in covered_shards(index_path)}
+
+
 def _open_shard(index_path: Path, name: str) -> Shard:
     path = shard_path(index_path, name)
     try:
@@ -128,13 +135,13 @@ def _open_shard(index_path: Path, name: str) -> Shard:
 
 def audit_index(path: Path, options: RunOptions) -> RunResult:
     index_path = Path(path)
+    if options.discard_journal:
+        discard(index_path)
+    targets = journal_targets(index_path)
     if options.fix:
-        recover(index_path)  # finish or roll back a fix a crash interrupted
-    elif pending_journal(index_path) is not None:
-        raise CheckpointError(
-            "an interrupted --fix left this checkpoint half-replaced (journal "
-            f"{journal_path(index_path).name}); run wnaudit --fix on it to finish the fix"
-        )
+        recover(index_path, targets)  # finish or roll back a fix a crash interrupted
+    else:
+        check_pending(index_path, targets)
     index = read_index(index_path)
     if options.fix and options.output is not None:
         raise CheckpointError("-o/--output is not supported for a sharded checkpoint; fix it in place (or copy the directory first)")

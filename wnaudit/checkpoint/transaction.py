@@ -9,14 +9,19 @@ in different shards is then lost.  So a fix of several files runs in phases:
    (``.NAME.PID.wnaudit-staged``), fsynced and verified.  A failure removes
    every staged file; nothing else was touched.
 2. **commit**: the journal ``.INDEX.wnaudit-journal`` beside the index lists
-   each staged file and its target; it is written atomically and fsynced.
+   each staged file, its target and the staged file's SHA-256
+   (:mod:`wnaudit.common.journal`); it is written atomically and fsynced.
    This is the commit point.
 3. **apply**: each staged file is renamed over its target (SIGINT/SIGTERM are
    held back meanwhile, :func:`wnaudit.common.interrupts.held`), then the journal is removed.
 
 A crash after the commit point leaves the journal: the next run (:func:`recover`)
 renames the staged files still present and removes the journal (roll forward,
-safe because every staged file was verified before the commit).  A crash before
+safe because every staged file was verified before the commit).  A journal is
+honoured only if it can only finish what wnaudit started: it names this index,
+targets only the index and its shards, under their exact staged names, with
+matching digests (see :mod:`wnaudit.common.journal`); any other journal is
+refused, touching nothing, and ``--discard-journal`` deletes it.  A crash before
 it leaves staged files without a journal: the next run removes those a dead
 process left (roll back; the originals were never touched).
 
@@ -26,22 +31,21 @@ process left (roll back; the originals were never touched).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Collection, Iterator
 
+from ..common import journal as journals
+from ..common.atomic import Verifier, process_alive, resolve_target, staged_writer
 from ..common.interrupts import held
-from ..common.atomic import Verifier, fsync_directory, process_alive, resolve_target, staged_writer
 from .errors import CheckpointError
 
 logger = logging.getLogger(__name__)
 
-STAGED_SUFFIX = ".wnaudit-staged"
-JOURNAL_SUFFIX = ".wnaudit-journal"
-JOURNAL_VERSION = 1
+STAGED_SUFFIX = journals.STAGED_SUFFIX
+JOURNAL_SUFFIX = journals.JOURNAL_SUFFIX
 STEPS = ("staged", "journaled", "applied_one", "applied")
 
 
@@ -53,7 +57,7 @@ _fault: Callable[[str], None] = _no_fault
 
 
 def journal_path(index: Path) -> Path:
-    return index.parent / f".{index.name}{JOURNAL_SUFFIX}"
+    return journals.journal_path(index)
 
 
 @dataclass
@@ -69,7 +73,7 @@ class Transaction:
         real = resolve_target(target)
         if any(real == known for _, known in self.staged):
             raise CheckpointError(f"{target.name} would be written twice in one fix")
-        staged = real.parent / f".{real.name}.{os.getpid()}{STAGED_SUFFIX}"
+        staged = journals.staged_path(real)
         with staged_writer(real, staged, verify=verify) as handle:
             yield handle
         self.staged.append((staged, real))
@@ -85,55 +89,50 @@ class Transaction:
     def commit(self) -> None:
         """Journal the set, then rename every staged file over its target; signals wait till the end."""
         with held():  # SIGINT/SIGTERM wait until the set is complete
-            journal = journal_path(self.index)
-            document = {
-                "version": JOURNAL_VERSION,
-                "files": [[os.path.relpath(s, journal.parent), os.path.relpath(t, journal.parent)] for s, t in self.staged],
-            }
-            temp = journal.with_name(journal.name + ".new")
-            with open(temp, "w", encoding="utf-8") as handle:
-                json.dump(document, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, journal)
-            fsync_directory(journal.parent)
+            journal = journals.write_journal(self.index, self.staged)
             _fault("journaled")
-            _apply(journal, self.staged)
+            journals.apply_journal(journal, _fault)
             self.staged.clear()
 
 
-def _apply(journal: Path, pairs: list[tuple[Path, Path]]) -> None:
-    directories = {journal.parent}
-    for staged, target in pairs:
-        if staged.exists():
-            os.replace(staged, target)
-            directories.add(target.parent)
-            _fault("applied_one")
-    for directory in directories:
-        fsync_directory(directory)
-    journal.unlink()
-    fsync_directory(journal.parent)
-    _fault("applied")
-
-
 def pending_journal(index: Path) -> Path | None:
-    journal = journal_path(Path(index))
-    return journal if journal.exists() else None
+    return journals.pending(Path(index))
 
 
-def recover(index: Path) -> str | None:
-    """Finish (journal present) or roll back (staged files of dead runs) an interrupted fix.
+def check_pending(index: Path, targets: Collection[str]) -> None:
+    """Raise the one line an audit gives for a checkpoint a fix left half-replaced (or a journal we refuse)."""
+    journal = _honourable(index, targets)
+    if journal is not None:
+        raise CheckpointError(
+            f"an interrupted --fix left this checkpoint half-replaced (journal {journal.path.name}); "
+            "run wnaudit --fix on it to finish the fix, or --discard-journal to drop the journal"
+        )
 
-    Returns what was done, for the log, or None when there was nothing to do.
+
+def _honourable(index: Path, targets: Collection[str]) -> journals.Journal | None:
+    try:
+        journal = journals.read_journal(index, targets)
+        if journal is not None:
+            journals.check_files(journal)
+    except journals.JournalRefused as refused:
+        raise CheckpointError(str(refused)) from None
+    return journal
+
+
+def recover(index: Path, targets: Collection[str]) -> str | None:
+    """Finish (an honourable journal present) or roll back (staged files of dead runs) an interrupted fix.
+
+    ``targets``: the files of this checkpoint (the index and its shards), named
+    relative to the index's real directory.  Returns what was done, for the
+    log, or None when there was nothing to do.
     """
     index = Path(index)
-    journal = journal_path(index)
     done: str | None = None
-    if journal.exists():
-        pairs = _read_journal(journal)
-        _apply(journal, pairs)
-        done = f"finished an interrupted fix ({len(pairs)} files)"
-    removed = _remove_dead_staged(index.parent)
+    journal = _honourable(index, targets)
+    if journal is not None:
+        journals.apply_journal(journal)
+        done = f"finished an interrupted fix ({len(journal.entries)} files)"
+    removed = _remove_dead_staged(journals.real_owner(index).parent)
     if removed and done is None:
         done = f"rolled back an interrupted fix (removed {removed} staged files)"
     if done is not None:
@@ -141,22 +140,16 @@ def recover(index: Path) -> str | None:
     return done
 
 
-def _read_journal(journal: Path) -> list[tuple[Path, Path]]:
-    try:
-        document = json.loads(journal.read_text(encoding="utf-8"))
-        if document["version"] != JOURNAL_VERSION:
-            raise ValueError(f"version {document['version']!r}")
-        pairs = [(journal.parent / staged, journal.parent / target) for staged, target in document["files"]]
-    except Exception as error:  # noqa: BLE001 - a journal we cannot read: say so, touch nothing
-        raise CheckpointError(f"cannot read the journal {journal.name} of an interrupted fix ({error}); nothing changed") from error
-    root = Path(os.path.realpath(journal.parent))
-    for staged, target in pairs:
-        for path in (staged, target):
-            if os.path.commonpath([root, os.path.realpath(path)]) != str(root):
-                raise CheckpointError(f"the journal {journal.name} names {path}, outside its directory; nothing changed")
-        if not staged.name.endswith(STAGED_SUFFIX):
-            raise CheckpointError(f"the journal {journal.name} names {staged.name}, which is not a staged file")
-    return pairs
+def discard(index: Path) -> str | None:
+    """``--discard-journal``: delete the index's journal unread, then roll back staged files of dead runs."""
+    removed_journal = journals.discard_journal(Path(index))
+    removed = _remove_dead_staged(journals.real_owner(Path(index)).parent)
+    if removed_journal is None and not removed:
+        return None
+    done = f"discarded the journal {removed_journal.name}" if removed_journal is not None else "no journal to discard"
+    done += f" and removed {removed} staged files" if removed else ""
+    logger.warning("%s: %s", index, done)
+    return done
 
 
 def _remove_dead_staged(directory: Path) -> int:

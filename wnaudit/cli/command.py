@@ -88,6 +88,7 @@ class _CheckCommand(click.Command):
     is_flag=True,
     help="With --fix: fold checkpoints holding optimizer/scheduler state in place too (they can no longer resume training).",
 )
+@click.option("--discard-journal", is_flag=True, help="Delete the journal an interrupted fix of a sharded checkpoint left, instead of finishing it.")
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply the fixes that need review (marked [-]).")
 @click.option("--show-fixes", is_flag=True, help="With --fix: list the findings that were fixed.")
@@ -123,6 +124,7 @@ def check(
     output: Path | None,
     trust_pickle: bool,
     fix_training_in_place: bool,
+    discard_journal: bool,
     fold_spectral: bool,
     unsafe_fixes: bool,
     show_fixes: bool,
@@ -187,6 +189,7 @@ def check(
         verbose=verbose,
         module_auditor=_audit_module,
         fix_training_in_place=fix_training_in_place,
+        discard_journal=discard_journal,
         read_only=frozenset(inputs.read_only),
         cache=not no_cache,
     )

@@ -31,6 +31,7 @@ class RunOptions:
     (``--no-cache`` turns it off; so does ``WNAUDIT_NO_CACHE=1``).
     ``fix_training_in_place``: fold checkpoints holding optimizer or scheduler
     state in place too (otherwise only into an ``output`` copy).
+    ``discard_journal``: delete a journal an interrupted fix left, unread.
     """
 
     config: Config = field(default_factory=Config)
@@ -49,3 +50,5 @@ class RunOptions:
     #: Checkpoints a directory walk reached through a symlink out of the walked tree: never rewritten.
     read_only: frozenset[Path] = frozenset()
     cache: bool = True
+    #: ``--discard-journal``: delete the journal of an interrupted multi-file fix instead of finishing it.
+    discard_journal: bool = False
