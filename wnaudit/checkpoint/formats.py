@@ -25,7 +25,7 @@ from .errors import CheckpointError
 from .plan import Plan, Planned, plan_table
 from .progress import progress_bar
 from .sniff import Format
-from .training import IN_PLACE_FLAG, training_state
+from .training import check_training
 from .tables import Table, TableEdit, find_objects, find_tables, rebuild
 from .verify import SafetensorsExpectation, tensor_digest, torch_verifier
 
@@ -96,6 +96,7 @@ def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
         result = finish(path, plan)
         if not plan.to_fold:
             return nothing_to_fold(path, result, options)
+        check_training(path, None, options)
         replacements: dict[str, safetensors_io.Replacement] = {}
         dropped: set[str] = set()
         expectation = SafetensorsExpectation(source, header)
@@ -184,7 +185,7 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     for location, module in modules:
         result.findings.extend(_audit_module(path, location, module, options))
     if options.fix and (plan.to_fold or modules):
-        _check_training_state(path, obj, options)
+        check_training(path, obj, options)
     folded_modules = _fold_modules(modules, options) if options.fix else []
     if not plan.to_fold and not folded_modules:
         return nothing_to_fold(path, result, options)
@@ -261,25 +262,6 @@ def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Ta
             with atomic_writer(target_of(path, options), verify=verify) as handle:
                 write_archive(source.fileno(), layout, pickled, kept, folded, handle.fileno(), update, on_folded)
     logger.debug("%s: streamed (%d records copied, %d folded)", path, len(kept), len(folded))
-
-
-def _check_training_state(path: Path, obj: Any, options: RunOptions) -> None:
-    """Refuse to fold a training checkpoint in place; warn that a folded copy is for inference."""
-    what = training_state(obj)
-    if what is None:
-        return
-    if options.output is None and not options.fix_training_in_place:
-        raise CheckpointError(
-            f"a training checkpoint ({what}, which refers to the unfolded parameters): folding it in place "
-            f"would break resuming training; write a folded inference copy with --fix -o OUT "
-            f"(or fold in place anyway with {IN_PLACE_FLAG})"
-        )
-    where = options.output if options.output is not None else path
-    logger.warning(
-        "%s: the folded checkpoint is for inference only: its %s still refers to the unfolded parameters, "
-        "so it cannot resume training%s",
-        where, what, f" (resume from {path})" if options.output is not None else "",
-    )
 
 
 def _audit_zip_without_torch(path: Path, options: RunOptions) -> RunResult | None:

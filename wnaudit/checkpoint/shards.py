@@ -29,6 +29,7 @@ from .plan import plan_table
 from .progress import progress_bar
 from .sniff import Format, UnrecognisedFormat, detect_format
 from .tables import TableEdit
+from .training import check_training
 from .transaction import Transaction, check_pending, discard, recover
 from .verify import SafetensorsExpectation, VerificationError, tensor_digest, torch_verifier
 
@@ -156,6 +157,7 @@ def audit_index(path: Path, options: RunOptions) -> RunResult:
     result = finish(path, plan)
     if not plan.to_fold:
         return result
+    check_training(index_path, None, options, copy_supported=False)
     _fix(index, shards, plan.to_fold, options)
     return mark_fixed(result, plan.to_fold)
 

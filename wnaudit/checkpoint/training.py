@@ -7,12 +7,28 @@ parameters.  After a fold there is one tensor where there were two, so
 resuming from the folded file misaligns or fails.  Such a checkpoint is folded
 only into a separate inference copy (``-o``), or in place when the user asks
 for it explicitly (:data:`IN_PLACE_FLAG`).
+
+The training state need not sit in the same file: a Hugging Face Trainer
+``checkpoint-500/`` keeps ``model.safetensors`` beside ``optimizer.pt``,
+``scheduler.pt`` and ``trainer_state.json``; ``accelerate``'s ``save_state``
+writes ``optimizer.bin``/``scheduler.bin`` beside the model; DeepSpeed keeps
+``*_optim_states.pt`` in ``global_stepN/``.  :func:`training_directory` finds
+such state by what the directory holds, whatever it is called.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
+import os
+import re
+from pathlib import Path
 from typing import Any, Iterator, Mapping
+
+from ..common.options import RunOptions
+from .errors import CheckpointError
+
+logger = logging.getLogger(__name__)
 
 #: The command-line flag that allows folding a training checkpoint in place.
 IN_PLACE_FLAG = "--fix-training-in-place"
@@ -67,3 +83,60 @@ def _mappings(obj: Any) -> Iterator[tuple[tuple[str, ...], Mapping[Any, Any]]]:
             stack.extend(((*location, str(k)), v) for k, v in value.items() if isinstance(v, (Mapping, list, tuple)))
         elif isinstance(value, (list, tuple)):
             stack.extend(((*location, str(i)), v) for i, v in enumerate(value) if isinstance(v, (Mapping, list, tuple)))
+
+
+#: Files of optimizer / scheduler state that trainers write beside the model
+#: (HF Trainer, accelerate ``save_state``, DeepSpeed ZeRO, hand-written loops).
+_STATE_FILE = re.compile(
+    r"(?:optimizer|optim|scheduler|lr_scheduler)(?:_\d+)?\.(?:pt|pth|bin|safetensors)"
+    r"|.*_optim_states\.pt"
+    r"|trainer_state\.json",
+    re.IGNORECASE,
+)
+#: DeepSpeed's per-step folder, and the ``latest`` file naming it.
+_DEEPSPEED_STEP = re.compile(r"global_step\d+")
+
+
+def training_directory(checkpoint: Path) -> str | None:
+    """What makes the checkpoint's directory a training checkpoint (``"optimizer.pt beside it"``), or None."""
+    directory = Path(os.path.realpath(checkpoint)).parent
+    names = _listing(directory)
+    found = sorted(name for name in names if _STATE_FILE.fullmatch(name) and (directory / name).is_file())
+    if found:
+        return f"training state beside it: {', '.join(found[:3])}{', ...' if len(found) > 3 else ''}"
+    for name in sorted(names):
+        if _DEEPSPEED_STEP.fullmatch(name) and (directory / name).is_dir():
+            states = sorted(n for n in _listing(directory / name) if n.endswith("_optim_states.pt"))
+            if states:
+                return f"DeepSpeed optimizer state in {name}/ beside it"
+    return None
+
+
+def _listing(directory: Path) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
+
+
+def check_training(path: Path, obj: Any, options: RunOptions, *, copy_supported: bool = True) -> None:
+    """Refuse to fold a training checkpoint in place (its own state or its directory's); warn a copy is for inference.
+
+    ``obj``: the loaded checkpoint (None when only a header was read).
+    ``copy_supported``: whether ``-o`` can write a copy of this input.
+    """
+    what = (training_state(obj) if obj is not None else None) or training_directory(path)
+    if what is None:
+        return
+    if options.output is None and not options.fix_training_in_place:
+        copy = "write a folded inference copy with --fix -o OUT" if copy_supported else "fold a copy of it without the training state"
+        raise CheckpointError(
+            f"a training checkpoint ({what}, which refers to the unfolded parameters): folding it in place "
+            f"would break resuming training; {copy} (or fold in place anyway with {IN_PLACE_FLAG})"
+        )
+    where = options.output if options.output is not None else path
+    logger.warning(
+        "%s: the folded checkpoint is for inference only: its %s still refers to the unfolded parameters, "
+        "so it cannot resume training%s",
+        where, what, f" (resume from {path})" if options.output is not None else "",
+    )
