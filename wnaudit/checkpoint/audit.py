@@ -87,6 +87,8 @@ def _problem(error: Exception, options: RunOptions) -> str:
         return f'{missing} is not installed; this checkpoint needs it: pip install "wnaudit[torch]"'
     if isinstance(error, MemoryError):
         return "out of memory while loading"
+    if isinstance(error, RecursionError):
+        return "its objects are nested too deeply to follow (a pickle nested thousands of levels deep)"
     # a reader bug or an unforeseen corruption: still one line
     return f"unexpected {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")
 

@@ -270,7 +270,9 @@ def _audit_zip_without_torch(path: Path, options: RunOptions) -> RunResult | Non
     from .zip_shapes import TensorStub, Unsupported, read_structure
 
     with open(path, "rb") as handle:
-        read_layout(handle)  # records that disagree with the pickle make the file unreadable
+        layout = read_layout(handle)  # records that disagree with the pickle make the file unreadable
+    if not layout.records:  # bytes before the archive: only torch's reader can say what it holds
+        return None
     try:
         obj = read_structure(path)
     except Unsupported as reason:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Mapping, cast
 
+from . import tensor_bytes
 from .errors import CheckpointError
 from .sniff import MAX_SAFETENSORS_HEADER
 
@@ -150,13 +151,8 @@ def torch_dtype_name(tensor: Any) -> str:
 
 
 def tensor_view(tensor: Any) -> memoryview:
-    """The raw little-endian bytes of a tensor, as safetensors stores them, without copying."""
-    import torch
-
-    flat = tensor.detach().contiguous().reshape(-1)
-    if not flat.numel():
-        return memoryview(b"")
-    return memoryview(flat.view(torch.uint8).numpy())
+    """The raw little-endian bytes of a tensor, as safetensors stores them, without copying (nor numpy)."""
+    return tensor_bytes.tensor_view(tensor, "little")
 
 
 @dataclass(frozen=True)

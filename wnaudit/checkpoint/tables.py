@@ -107,7 +107,8 @@ def rebuild(obj: Any, edits: Mapping[int, TableEdit]) -> Any:
 
     ``edits`` is keyed by ``id`` of the edited container.  Edited mappings keep
     their type and instance attributes (an ``OrderedDict`` state dict keeps its
-    ``_metadata``).
+    ``_metadata``).  A container that holds itself (pickles allow it) is
+    rebuilt holding its rebuilt self.
     """
     return _rebuild(obj, edits, {})
 
@@ -115,28 +116,42 @@ def rebuild(obj: Any, edits: Mapping[int, TableEdit]) -> Any:
 def _rebuild(obj: Any, edits: Mapping[int, TableEdit], memo: dict[int, Any]) -> Any:
     if id(obj) in memo:
         return memo[id(obj)]
-    result = obj
     if isinstance(obj, Mapping):
-        edit = edits.get(id(obj))
-        items: list[tuple[Any, Any]] = []
-        changed = edit is not None
-        for key, value in obj.items():
-            if edit is not None and key in edit.dropped:
-                continue
-            if edit is not None and key in edit.replacements:
-                items.append(edit.replacements[key])
-                continue
-            new_value = _rebuild(value, edits, memo)
-            changed = changed or new_value is not value
-            items.append((key, new_value))
-        if changed:
-            rebuilt: Any = copy.copy(obj)  # the same mapping type, instance attributes kept
-            rebuilt.clear()
-            rebuilt.update(items)
-            result = rebuilt
-    elif isinstance(obj, (list, tuple)):
+        return _rebuild_mapping(obj, edits, memo)
+    result = obj
+    if isinstance(obj, list):
+        rebuilt: list[Any] = []
+        memo[id(obj)] = rebuilt  # a list inside itself gets the rebuilt list
+        rebuilt.extend(_rebuild(value, edits, memo) for value in obj)
+        result = rebuilt if any(new is not old for new, old in zip(rebuilt, obj)) else obj
+    elif isinstance(obj, tuple):
         values = [_rebuild(value, edits, memo) for value in obj]
+        if id(obj) in memo:  # reached again through a mutable child while its values were rebuilt
+            return memo[id(obj)]
         if any(new is not old for new, old in zip(values, obj)):
-            result = list(values) if isinstance(obj, list) else type(obj)(values)
+            result = type(obj)(values)
     memo[id(obj)] = result
     return result
+
+
+def _rebuild_mapping(obj: Mapping[Any, Any], edits: Mapping[int, TableEdit], memo: dict[int, Any]) -> Any:
+    edit = edits.get(id(obj))
+    rebuilt: Any = copy.copy(obj)  # the same mapping type, instance attributes kept; filled below
+    memo[id(obj)] = rebuilt  # a mapping inside itself gets the rebuilt mapping
+    items: list[tuple[Any, Any]] = []
+    changed = edit is not None
+    for key, value in obj.items():
+        if edit is not None and key in edit.dropped:
+            continue
+        if edit is not None and key in edit.replacements:
+            items.append(edit.replacements[key])
+            continue
+        new_value = _rebuild(value, edits, memo)
+        changed = changed or new_value is not value
+        items.append((key, new_value))
+    if not changed:
+        memo[id(obj)] = obj
+        return obj
+    rebuilt.clear()
+    rebuilt.update(items)
+    return rebuilt

@@ -49,6 +49,7 @@ def load(path: Path, fmt: Format, *, trust_pickle: bool, storage_keys: Any = Non
     torch = import_torch()
     mmap = False
     before: os.stat_result | None = None
+    prepended = 0
     if fmt is Format.TORCH_ZIP:
         with open(path, "rb") as handle:
             layout = read_layout(handle)
@@ -56,6 +57,7 @@ def load(path: Path, fmt: Format, *, trust_pickle: bool, storage_keys: Any = Non
         # Memory-map only records stored plainly: a compressed record's bytes
         # are not its tensor's bytes; torch's own reader decompresses them.
         mmap = layout.may_mmap
+        prepended = layout.prepended
         if storage_keys is not None and mmap:
             storage_keys.layout, storage_keys.loaded_stat = layout, before
         if not mmap:
@@ -70,6 +72,11 @@ def load(path: Path, fmt: Format, *, trust_pickle: bool, storage_keys: Any = Non
     except (OSError, MemoryError):
         raise
     except Exception as error:  # torch raises RuntimeError, KeyError, EOFError... for corrupt files
+        if prepended:
+            raise CheckpointError(
+                f"damaged torch zip archive: {prepended} bytes before the archive its zip directory describes "
+                "(two archives concatenated?); torch.load cannot read it"
+            ) from error
         damage = zip_damage(path, str(error)) if fmt is Format.TORCH_ZIP else None
         raise CheckpointError(damage or f"cannot read this {fmt.value}: {_first_line(error)}") from error
     if before is not None and not same_file(before, os.stat(path)):

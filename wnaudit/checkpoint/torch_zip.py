@@ -308,7 +308,7 @@ def write_archive(
     on_folded: Callable[[FoldedTensor, Any], None],
 ) -> None:
     """The new archive: ``data.pkl``, the input's other small records, kept and folded storages."""
-    from .safetensors_io import tensor_view
+    from .tensor_bytes import tensor_view
 
     writer = ZipStreamWriter(target_fd, progress)
     prefix = layout.prefix
@@ -326,7 +326,7 @@ def write_archive(
         tensor = item.compute()
         if str(tensor.dtype).removeprefix("torch.") != item.dtype or tuple(tensor.shape) != item.shape:
             raise CheckpointError(f"folded to {tensor.dtype} {list(tensor.shape)}, not {item.dtype} {list(item.shape)}")
-        writer.add_bytes(f"{prefix}/data/{item.key}", tensor_view(tensor))
+        writer.add_bytes(f"{prefix}/data/{item.key}", tensor_view(tensor, layout.byteorder))  # as the byteorder record says
         on_folded(item, tensor)
         del tensor
     writer.finish()

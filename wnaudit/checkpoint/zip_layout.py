@@ -91,9 +91,14 @@ class Layout:
     records: dict[str, Record]
     storages: dict[str, StorageRef] = field(default_factory=dict)
     views: list[ViewRef] = field(default_factory=list)
-    #: False when the pickle does something the inert reader cannot follow;
-    #: then torch's own (non-mapping) loader must read and check the file.
+    #: False when the pickle does something the inert reader cannot follow, or
+    #: the zip directory is not where torch's reader looks for it; then torch's
+    #: own (non-mapping) loader must read and judge the file.
     verified: bool = True
+    #: The ``byteorder`` record: the byte order of every storage (torch swaps on load).
+    byteorder: str = "little"
+    #: Bytes before the archive Python's zip reader skipped (then ``records`` is empty).
+    prepended: int = 0
 
     def storage_record(self, key: str) -> Record | None:
         return self.records.get(f"{self.prefix}/data/{key}")
@@ -189,6 +194,9 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
             infos = archive.infolist()
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
         raise CheckpointError(f"damaged torch zip archive: truncated or corrupt ({error})") from error
+    shift = _prepended_bytes(handle)
+    if shift != 0:
+        raise Prepended(shift)
     prefixes = {info.filename.split("/", 1)[0] for info in infos}
     if len(prefixes) != 1:
         raise CheckpointError("a torch zip archive must hold one top-level folder")
@@ -206,13 +214,53 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
     return prefixes.pop(), records
 
 
+class Prepended(Exception):
+    """Bytes before the zip archive (e.g. two archives concatenated): Python's zip reader
+    skips them, torch's does not, so offsets read here are not the ones torch uses."""
+
+
+def _prepended_bytes(handle: BinaryIO) -> int:
+    """How far Python's zip reader shifted every offset (``concat`` in zipfile): 0 for a plain archive.
+
+    Python finds the central directory just before the end records and adds
+    the difference to every declared offset; torch's (miniz) reads the
+    declared offsets as they are.
+    """
+    handle.seek(0, 2)
+    size = handle.tell()
+    tail_start = max(0, size - (1 << 16) - 22)
+    handle.seek(tail_start)
+    tail = handle.read()
+    end = tail.rfind(b"PK\x05\x06")
+    if end < 0 or len(tail) < end + 22:
+        return 0  # zipfile found it, so this does not happen; nothing to compare
+    directory_end = end
+    declared_size, declared_offset = struct.unpack("<II", tail[end + 12 : end + 20])
+    locator = end - 20
+    if locator >= 56 and tail[locator : locator + 4] == b"PK\x06\x07":
+        record = tail[locator - 56 : locator]  # the zip64 end record, just before its locator
+        if record[:4] == b"PK\x06\x06":
+            declared_size, declared_offset = struct.unpack("<QQ", record[40:56])
+            directory_end = locator - 56
+    return tail_start + directory_end - declared_size - declared_offset
+
+
 def read_layout(handle: BinaryIO) -> Layout:
-    """Records, storages and views of the open archive; raises :class:`CheckpointError` if they disagree."""
-    prefix, records = read_records(handle)
+    """Records, storages and views of the open archive; raises :class:`CheckpointError` if they disagree.
+
+    An archive with bytes before it comes back unverified (empty, with
+    ``verified`` False): only torch's own reader can say what it holds.
+    """
+    try:
+        prefix, records = read_records(handle)
+    except Prepended as shifted:
+        logger.debug("bytes before the zip archive; torch's reader decides what it holds")
+        return Layout("", {}, verified=False, prepended=shifted.args[0])
     layout = Layout(prefix, records)
     pickle_name = f"{prefix}/data.pkl"
     if pickle_name not in records:
         raise CheckpointError("a zip archive without torch data (data.pkl)")
+    layout.byteorder = _byteorder(handle, records.get(f"{prefix}/byteorder"))
     try:
         with zipfile.ZipFile(handle) as archive, archive.open(pickle_name) as pickled:
             _LayoutUnpickler(pickled, layout).load()  # type: ignore[arg-type]
@@ -257,3 +305,14 @@ def _check_view(view: ViewRef) -> None:
         raise CheckpointError(
             f"a tensor of storage {key} reaches element {last}, past the storage's {view.storage.numel} elements"
         )
+
+
+def _byteorder(handle: BinaryIO, record: Record | None) -> str:
+    """What the ``byteorder`` record says (``little`` without one, as torch assumes)."""
+    if record is None or not record.stored or record.file_size > 16:
+        return "little"
+    handle.seek(record.data_offset)
+    text = handle.read(record.file_size)
+    if text not in (b"little", b"big"):
+        raise CheckpointError(f"the byteorder record says {text!r:.30}, neither 'little' nor 'big'")
+    return text.decode()

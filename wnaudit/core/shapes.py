@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Mapping, Sequence
 
-from .catalogue import WEIGHT_LIKE_NAME, Kind, Style
+from .catalogue import LEGACY_WEIGHT_NORM_SUFFIXES, SPECTRAL_NORM_LEGACY, WEIGHT_LIKE_NAME, WEIGHT_NORM_LEGACY, Kind, Style
 from .stored_keys import OrphanKey, StoredGroup, group_stored_keys
 
 logger = logging.getLogger(__name__)
@@ -168,6 +168,10 @@ def group_stored_tensors(
     groups, orphans = group_stored_keys(list(keys))
     kept = []
     for group in groups:
+        halves = _weight_norm_v_among_spectral(group, shapes)
+        if halves:
+            orphans.extend(halves)
+            continue
         if group.spelling.style is Style.LEGACY and not WEIGHT_LIKE_NAME.match(group.folded_key.rpartition(".")[2]):
             try:
                 check_group_shapes(group, shapes)
@@ -176,6 +180,23 @@ def group_stored_tensors(
                 continue
         kept.append(group)
     return kept, orphans
+
+
+def _weight_norm_v_among_spectral(group: StoredGroup, shapes: Mapping[str, Shape]) -> list[OrphanKey]:
+    """``x.weight_v`` beside ``x.weight_u`` and ``x.weight_orig``, shaped like a weight, not a 1-D estimate.
+
+    Legacy spectral norm's ``v`` is always 1-D; a ``_v`` with the weight's
+    own rank is weight norm's ``v`` without its ``g``.  Then no triple is
+    stored: the ``_v`` and the ``_orig`` are halves without their others
+    (WN304), not a broken file.
+    """
+    if group.spelling is not SPECTRAL_NORM_LEGACY:
+        return []
+    v_key, orig_key = group.key("v"), group.key("orig")
+    if v_key not in shapes or len(shapes[v_key]) <= 1:
+        return []
+    g_key = group.folded_key + LEGACY_WEIGHT_NORM_SUFFIXES[0]
+    return [OrphanKey(orig_key, SPECTRAL_NORM_LEGACY, (v_key,)), OrphanKey(v_key, WEIGHT_NORM_LEGACY, (g_key,))]
 
 
 def foldable_groups(groups: Iterable[StoredGroup], *, spectral_norm: bool) -> list[StoredGroup]:
