@@ -304,3 +304,20 @@ def test_key_clashes_and_mixed_dtypes_are_refused():
         fold_state_dict(both)
     with pytest.raises(StoredStateError, match="different dtypes"):
         fold_state_dict({"weight_g": torch.ones(2, 1), "weight_v": torch.ones(2, 3, dtype=torch.float64)})
+
+
+def test_a_small_first_dim_fold_runs_on_one_thread_with_the_same_bits(monkeypatch):
+    """Issue 23 item 6: waking the thread pool per small pair dominated a 25,000-pair fold."""
+    from wnaudit.core import state_dict_fold
+
+    torch.manual_seed(0)
+    v, g = torch.randn(8, 4, 3), torch.rand(8, 1, 1) + 0.5
+    threads = torch.get_num_threads()
+    seen: list[int] = []
+    real = state_dict_fold.torch_api.weight_norm_kernel
+    monkeypatch.setattr(state_dict_fold.torch_api, "weight_norm_kernel", lambda *a: (seen.append(torch.get_num_threads()), real(*a))[1])
+    folded = state_dict_fold._kernel(v, g, 0)
+    assert seen == [1] and torch.get_num_threads() == threads
+    assert torch.equal(folded.view(torch.uint8), torch._weight_norm(v, g, 0).view(torch.uint8))
+    state_dict_fold._kernel(v.transpose(0, 2).contiguous(), g.reshape(1, 1, 8), 2)  # the last-dim kernel keeps the pool
+    assert seen[-1] == threads

@@ -48,9 +48,15 @@ def mark_fixed(result: RunResult, folded: Sequence[Planned]) -> RunResult:
 
 
 def fold_checked(tensors: Any, planned: Sequence[Planned]) -> dict[str, Any]:
-    """Fold the planned groups of one table; a fold error becomes a CheckpointError."""
+    """Fold the planned groups of one table; a fold error becomes a CheckpointError.
+
+    Only the groups' own entries are handed to the fold (the plan already
+    checked the whole table for key clashes), so folding one group costs the
+    same in a table of ten entries or of a hundred thousand.
+    """
+    parts = {key: tensors[key] for item in planned for key in item.group.keys}
     try:
-        folded, _ = fold_groups(tensors, [item.group for item in planned])
+        folded, _ = fold_groups(parts, [item.group for item in planned])
     except StoredStateError as error:
         raise CheckpointError(str(error)) from error
     return folded
@@ -221,10 +227,11 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
 def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
     """Fold a memory-mapped torch zip by streaming (:mod:`torch_zip`): one folded tensor at a time."""
     from . import torch_io
-    from .torch_zip import FoldedTensor, NotStreamable, new_key, pickle_object, write_archive
+    from .torch_zip import FoldedTensor, NotStreamable, first_free_key, pickle_object, write_archive
 
     layout = keys.layout
     keys.resolve(layout)
+    first_key = first_free_key(layout)
     edits: dict[int, TableEdit] = {}
     count = 0
     for table, planned in planned_by_table:
@@ -244,7 +251,7 @@ def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Ta
             def compute(tensors: Any = table.tensors, one: Planned = item) -> Any:
                 return fold_checked(tensors, [one])[one.group.folded_key]
 
-            edit.fold(group, FoldedTensor(new_key(layout, count), dtype, tuple(shaped_like.shape), compute))
+            edit.fold(group, FoldedTensor(str(first_key + count), dtype, tuple(shaped_like.shape), compute))
             count += 1
         edits[id(table.container)] = edit
     new_obj = rebuild(obj, edits)

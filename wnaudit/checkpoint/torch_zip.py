@@ -136,6 +136,7 @@ class _Pickler(pickle.Pickler):
         self._layout = layout
         self._keys = keys
         self.kept: list[str] = []
+        self._kept_keys: set[str] = set()
         self.folded: list[FoldedTensor] = []
 
     def reducer_override(self, obj: Any) -> Any:
@@ -156,15 +157,21 @@ class _Pickler(pickle.Pickler):
                     raise NotStreamable("an empty storage")  # torch.save gives it a record of its own
                 raise NotStreamable("a storage that is not a record of the input")
             ref = self._layout.storages[key]
-            if key not in self.kept:
+            if key not in self._kept_keys:  # a set: a list's ``in`` made this quadratic in storages
+                self._kept_keys.add(key)
                 self.kept.append(key)
             return ("storage", getattr(self._torch, ref.type_name), key, "cpu", ref.numel)
         return None
 
 
+def first_free_key(layout: Layout) -> int:
+    """The first storage number after every one the input uses; folded tensors are numbered on from it."""
+    return max((int(key) for key in layout.storages if key.isdigit()), default=-1) + 1
+
+
 def new_key(layout: Layout, index: int) -> str:
-    numbers = [int(key) for key in layout.storages if key.isdigit()]
-    return str(max(numbers, default=-1) + 1 + index)
+    """The key of the ``index``-th folded tensor (compute :func:`first_free_key` once for many)."""
+    return str(first_free_key(layout) + index)
 
 
 def pickle_object(obj: Any, layout: Layout, keys: StorageKeys) -> tuple[bytes, list[str], list[FoldedTensor]]:
