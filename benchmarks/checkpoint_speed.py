@@ -26,6 +26,17 @@ medians of the paired differences and ratios.  The generated files are
 deleted at the end unless ``--keep``.
 
     python benchmarks/checkpoint_speed.py --size-gb 2 --repeats 5
+
+``--pairs-scaling 1000,4000,25000`` measures instead how the fix scales in
+the number of weight-norm pairs (issue 23): for each count a state dict of
+that many small legacy pairs, each beside a bias and a norm weight (4 tensors
+per pair: 25,000 pairs are 100,000 tensors), as a torch zip and as
+safetensors; ``wnaudit --fix -o OUT FILE`` is paired with two
+``torch.load``s of the same zip (the fix loads it, then reads the result
+back), which scales machine load out of the ratio.  Reported per count:
+median wall time, time per pair, and the paired ratio to the loads.
+
+    python benchmarks/checkpoint_speed.py --pairs-scaling 1000,4000,25000 --repeats 3
 """
 
 from __future__ import annotations
@@ -91,6 +102,55 @@ def generate(directory: Path, size_gb: float, plain_gb: float = 0.0) -> tuple[Pa
     return st_path, zip_path, layers
 
 
+def generate_pairs(directory: Path, pairs: int) -> tuple[Path, Path]:
+    """``pairs`` small legacy weight-norm pairs, each beside a bias and a norm weight."""
+    import torch
+    from safetensors.torch import save_file
+
+    torch.manual_seed(0)
+    state: dict[str, torch.Tensor] = {}
+    for i in range(pairs):
+        state[f"layers.{i}.conv.weight_g"] = torch.rand(4, 1, 1) + 0.5
+        state[f"layers.{i}.conv.weight_v"] = torch.randn(4, 4, 3)
+        state[f"layers.{i}.conv.bias"] = torch.randn(4)
+        state[f"layers.{i}.norm.weight"] = torch.randn(4)
+    st_path, zip_path = directory / f"pairs{pairs}.safetensors", directory / f"pairs{pairs}.pt"
+    save_file(state, st_path)
+    torch.save(state, zip_path)
+    return st_path, zip_path
+
+
+TWO_LOADS = "import sys, torch; [torch.load(sys.argv[1], weights_only=True, mmap=True) for _ in range(2)]"
+
+
+def pairs_scaling(directory: Path, counts: list[int], repeats: int) -> dict:
+    results: dict = {}
+    out = directory / "out"
+
+    def remove_out() -> None:
+        out.unlink(missing_ok=True)
+
+    for count in counts:
+        subprocess.run([PYTHON, __file__, "--generate-pairs", str(directory), "--pairs-scaling", str(count)], check=True)
+        st_path, zip_path = directory / f"pairs{count}.safetensors", directory / f"pairs{count}.pt"
+        row: dict = {}
+        for label, path in (("torch_zip", zip_path), ("safetensors", st_path)):
+            fix = lambda p=str(path): measure(CLI, "--fix", "-q", "-o", str(out), p)  # noqa: E731
+            pair = paired("wnaudit --fix -o OUT FILE", fix, "2 x torch.load (zip)",
+                          lambda: measure(TWO_LOADS, str(zip_path)), repeats, remove_out)
+            row[label] = {
+                "fix_wall_s": pair["a_wall_s"],
+                "fix_ms_per_pair": 1000 * pair["a_wall_s"] / count,
+                "two_loads_wall_s": pair["b_wall_s"],
+                "ratio_to_two_loads": pair["wall_ratio_median"],
+                "peak_rss_mib": pair["a_rss_mib"],
+            }
+        results[str(count)] = row
+        st_path.unlink()
+        zip_path.unlink()
+    return results
+
+
 def _anon_mib(pid: int) -> float:
     try:
         with open(f"/proc/{pid}/status") as status:
@@ -153,7 +213,21 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="where to write the files (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--pairs-scaling", help="comma-separated pair counts: measure scaling in pairs instead")
+    parser.add_argument("--generate-pairs", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.generate_pairs is not None:
+        generate_pairs(args.generate_pairs, int(args.pairs_scaling))
+        return
+    if args.pairs_scaling:
+        directory = Path(tempfile.mkdtemp(prefix="wnaudit-bench-", dir=args.dir))
+        try:
+            counts = [int(part) for part in args.pairs_scaling.split(",")]
+            json.dump(pairs_scaling(directory, counts, args.repeats), sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return
     if args.generate is not None:
         st_path, zip_path, layers = generate(args.generate, args.size_gb, args.plain_gb)
         print(st_path.name, zip_path.name, layers)
