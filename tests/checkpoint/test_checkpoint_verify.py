@@ -148,14 +148,16 @@ def test_streaming_writer_that_writes_something_else_is_caught(tmp_path, capsys,
 
     path = _torch_file(tmp_path)
     if what == "folded tensor":
-        real_view = safetensors_io.tensor_view
+        from wnaudit.checkpoint import tensor_bytes
 
-        def off_by_one_ulp(tensor):
-            view = bytearray(real_view(tensor))
+        real_view = tensor_bytes.tensor_view
+
+        def off_by_one_ulp(tensor, *byteorder):
+            view = bytearray(real_view(tensor, *byteorder))
             view[0] ^= 1
             return memoryview(bytes(view))
 
-        monkeypatch.setattr(safetensors_io, "tensor_view", off_by_one_ulp)
+        monkeypatch.setattr(tensor_bytes, "tensor_view", off_by_one_ulp)
     elif what == "untouched tensor":
         real_copy = torch_zip._copy_range
 

@@ -20,7 +20,7 @@ from ..common.findings import RunResult
 from ..common.options import RunOptions
 from ..core.shapes import StoredStateError
 from ..core.state_dict_fold import fold_groups
-from . import safetensors_io
+import wnaudit.checkpoint.safetensors_io as safetensors_io  # not "from . import": no edge to the package, which imports audit
 from .errors import CheckpointError
 from .plan import Plan, Planned, plan_table
 from .progress import progress_bar
@@ -165,20 +165,49 @@ def _is_module(value: Any) -> bool:
 
 def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     """Audit every state dict nested in the file (and, if trusted, every pickled module)."""
-    if fmt is Format.TORCH_ZIP and not options.fix and not options.trust_pickle:
-        fast = _audit_zip_without_torch(path, options)
-        if fast is not None:
-            return fast
-    from . import torch_io
+    fast = _audit_zip_without_torch(path, options) if fmt is Format.TORCH_ZIP and not (options.fix or options.trust_pickle) else None
+    if fast is not None:
+        return fast
     from .torch_zip import StorageKeys
 
     keys = StorageKeys() if options.fix and fmt is Format.TORCH_ZIP else None
+    obj = _load_torch(path, fmt, options, keys)
+    plan, planned_by_table = _plan_tables(path, find_tables(obj, _is_tensor), options)
+    modules = find_objects(obj, _is_module)
+    result = finish(path, plan)
+    result.findings.extend(f for location, module in modules for f in _audit_module(path, location, module, options))
+    if options.fix and (plan.to_fold or modules):
+        check_training(path, obj, options)
+    folded_modules = _fold_modules(modules, options) if options.fix else set()
+    if not plan.to_fold and not folded_modules:
+        return nothing_to_fold(path, result, options)
+    if keys is not None and keys.layout is not None and not modules and _streamed(path, obj, keys, planned_by_table, options):
+        return mark_fixed(result, plan.to_fold)
+    _save_folded(path, fmt, obj, planned_by_table, options)
+    return _modules_fixed(mark_fixed(result, plan.to_fold), folded_modules)
+
+
+def _modules_fixed(result: RunResult, folded_modules: set[str]) -> RunResult:
+    """Findings on pickled modules that the fix folded move to ``fixed``."""
+    result.fixed.extend(f for f in result.findings if f.object in folded_modules)
+    result.findings = [f for f in result.findings if f.object not in folded_modules]
+    return result
+
+
+def _load_torch(path: Path, fmt: Format, options: RunOptions, keys: Any) -> Any:
+    """The loaded checkpoint (a TorchScript archive: its state dict, audit only)."""
+    import wnaudit.checkpoint.torch_io as torch_io
+
     obj = torch_io.load(path, fmt, trust_pickle=options.trust_pickle, storage_keys=keys)
     if fmt is Format.TORCHSCRIPT:
         if options.fix:
             raise CheckpointError("folding a TorchScript archive is not supported: fold the model before scripting it")
         obj = obj.state_dict()
-    tables = find_tables(obj, _is_tensor)
+    return obj
+
+
+def _plan_tables(path: Path, tables: list[Table], options: RunOptions) -> tuple[Plan, list[tuple[Table, list[Planned]]]]:
+    """One plan for the file, and what each table folds."""
     plan = Plan()
     planned_by_table: list[tuple[Table, list[Planned]]] = []
     for table in tables:
@@ -186,23 +215,25 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
         table_plan = plan_table(str(path), list(table.tensors), shapes, options, table.qualified)
         plan.extend(table_plan)
         planned_by_table.append((table, table_plan.to_fold))
-    modules = find_objects(obj, _is_module)
-    result = finish(path, plan)
-    for location, module in modules:
-        result.findings.extend(_audit_module(path, location, module, options))
-    if options.fix and (plan.to_fold or modules):
-        check_training(path, obj, options)
-    folded_modules = _fold_modules(modules, options) if options.fix else []
-    if not plan.to_fold and not folded_modules:
-        return nothing_to_fold(path, result, options)
-    if keys is not None and keys.layout is not None and not modules:
-        from .torch_zip import NotStreamable
+    return plan, planned_by_table
 
-        try:
-            _stream_fix(path, obj, keys, planned_by_table, options)
-            return mark_fixed(result, plan.to_fold)
-        except NotStreamable as reason:
-            logger.debug("%s: written with torch.save (%s)", path, reason)
+
+def _streamed(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> bool:
+    """Fold by streaming the archive if it can be; False: write it with ``torch.save``."""
+    from .torch_zip import NotStreamable
+
+    try:
+        _stream_fix(path, obj, keys, planned_by_table, options)
+    except NotStreamable as reason:
+        logger.debug("%s: written with torch.save (%s)", path, reason)
+        return False
+    return True
+
+
+def _save_folded(path: Path, fmt: Format, obj: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
+    """Fold in memory, then ``torch.save`` the rebuilt object (verified before it replaces anything)."""
+    import wnaudit.checkpoint.torch_io as torch_io
+
     edits = {}
     for table, planned in planned_by_table:
         if planned:
@@ -212,21 +243,15 @@ def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
                 edit.fold(item.group, folded[item.group.folded_key])
             edits[id(table.container)] = edit
     new_obj = rebuild(obj, edits)
-    target = target_of(path, options)
     verify = torch_verifier(new_obj, lambda written: torch_io.load(written, fmt, trust_pickle=options.trust_pickle))
     with progress_bar(f"folding {path.name}", path.stat().st_size, options.progress) as update:
-        with atomic_writer(target, verify=verify) as handle:
+        with atomic_writer(target_of(path, options), verify=verify) as handle:
             torch_io.save(new_obj, handle, fmt, update)
-    result = mark_fixed(result, plan.to_fold)
-    module_fixed = [f for f in result.findings if f.object in folded_modules]
-    result.fixed.extend(module_fixed)
-    result.findings = [f for f in result.findings if f.object not in folded_modules]
-    return result
 
 
 def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
     """Fold a memory-mapped torch zip by streaming (:mod:`torch_zip`): one folded tensor at a time."""
-    from . import torch_io
+    import wnaudit.checkpoint.torch_io as torch_io
     from .torch_zip import FoldedTensor, NotStreamable, first_free_key, pickle_object, write_archive
 
     layout = keys.layout

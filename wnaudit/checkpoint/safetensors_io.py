@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Mapping, cast
 
-from . import tensor_bytes
+from .tensor_bytes import tensor_view as _tensor_view
 from .errors import CheckpointError
 from .sniff import MAX_SAFETENSORS_HEADER
 
@@ -152,7 +152,7 @@ def torch_dtype_name(tensor: Any) -> str:
 
 def tensor_view(tensor: Any) -> memoryview:
     """The raw little-endian bytes of a tensor, as safetensors stores them, without copying (nor numpy)."""
-    return tensor_bytes.tensor_view(tensor, "little")
+    return _tensor_view(tensor, "little")
 
 
 @dataclass(frozen=True)

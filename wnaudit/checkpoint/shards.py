@@ -22,7 +22,7 @@ from typing import Any
 
 from ..common.findings import RunResult
 from ..common.options import RunOptions
-from . import safetensors_io
+import wnaudit.checkpoint.safetensors_io as safetensors_io  # not "from . import": no edge to the package, which imports audit
 from .errors import CheckpointError
 from .formats import finish, fold_checked, mark_fixed
 from .plan import plan_table
@@ -122,7 +122,7 @@ def _open_shard(index_path: Path, name: str) -> Shard:
         except CheckpointError as error:
             raise CheckpointError(f"shard {name}: {error}") from error
     if fmt in (Format.TORCH_ZIP, Format.TORCH_LEGACY):
-        from . import torch_io
+        import wnaudit.checkpoint.torch_io as torch_io
 
         try:
             state = torch_io.load(path, fmt, trust_pickle=False)
@@ -235,7 +235,7 @@ def _stage_shard(transaction: Transaction, shard: Shard, edit: TableEdit, option
                         raise CheckpointError(f"shard {shard.name} changed while being fixed")
                     safetensors_io.rewrite(source, shard.header, replacements, edit.dropped, handle, update)
             return
-        from . import torch_io
+        import wnaudit.checkpoint.torch_io as torch_io
         from .tables import rebuild
 
         new_state = rebuild(shard.state, {id(shard.state): edit})

@@ -148,46 +148,59 @@ def same_bits(a: Any, b: Any) -> bool:
     return bool(torch.equal(flat_a.view(torch.uint8), flat_b.view(torch.uint8)))
 
 
-def first_difference(
-    expected: Any, actual: Any, location: tuple[str, ...], folded: Mapping[int, tuple[str, tuple[int, ...], str]] | None = None
-) -> str | None:
+Folded = Mapping[int, tuple[str, tuple[int, ...], str]]
+_Pending = list[tuple[Any, Any, tuple[str, ...]]]
+
+
+def first_difference(expected: Any, actual: Any, location: tuple[str, ...], folded: Folded | None = None) -> str | None:
     """Where ``actual`` differs from ``expected`` (None when they are the same); iterative."""
-    stack = [(expected, actual, location)]
+    stack: _Pending = [(expected, actual, location)]
     seen: set[tuple[int, int]] = set()
     folded = folded or {}
     while stack:
         want, got, where = stack.pop()
-        name = ".".join(where) or "<root>"
         if id(want) in folded:
-            dtype, shape, want_digest = folded[id(want)]
-            if not _is_tensor(got) or str(got.dtype).removeprefix("torch.") != dtype or tuple(got.shape) != shape:
-                return f"{name} does not read back as the folded tensor"
-            if tensor_digest(got) != want_digest:
-                return f"{name} does not read back as the folded tensor"
+            problem = _folded_difference(folded[id(want)], got)
+        elif _is_tensor(want):
+            problem = None if _is_tensor(got) and same_bits(want, got) else "does not read back bit-identical"
+        elif (id(want), id(got)) in seen:
             continue
-        if _is_tensor(want):
-            if not _is_tensor(got) or not same_bits(want, got):
-                return f"{name} does not read back bit-identical"
-            continue
-        pair = (id(want), id(got))
-        if pair in seen:
-            continue
-        seen.add(pair)
-        if isinstance(want, Mapping):
-            if not isinstance(got, Mapping) or list(want.keys()) != list(got.keys()):
-                return f"{name}: the keys differ"
-            stack.extend((want[k], got[k], (*where, str(k))) for k in want)
-        elif isinstance(want, (list, tuple)):
-            if type(got) is not type(want) or len(got) != len(want):
-                return f"{name}: the sequence differs"
-            stack.extend((w, g, (*where, str(i))) for i, (w, g) in enumerate(zip(want, got)))
-        elif _same_leaf(want, got):
-            continue
-        elif type(want) is type(got) and hasattr(want, "__dict__") and hasattr(got, "__dict__"):
-            # a trusted pickle's object (a module, a config) without value equality: compare its state
-            stack.append((vars(want), vars(got), where))
         else:
-            return f"{name}: the value differs"
+            seen.add((id(want), id(got)))
+            problem = _container_difference(want, got, where, stack)
+        if problem is not None:
+            name = ".".join(where) or "<root>"
+            return f"{name}{' ' if problem.startswith('does') else ': '}{problem}"
+    return None
+
+
+def _folded_difference(record: tuple[str, tuple[int, ...], str], got: Any) -> str | None:
+    """A folded tensor reads back with the dtype, shape and digest the fold computed."""
+    dtype, shape, want_digest = record
+    if not _is_tensor(got) or str(got.dtype).removeprefix("torch.") != dtype or tuple(got.shape) != shape:
+        return "does not read back as the folded tensor"
+    if tensor_digest(got) != want_digest:
+        return "does not read back as the folded tensor"
+    return None
+
+
+def _container_difference(want: Any, got: Any, where: tuple[str, ...], stack: _Pending) -> str | None:
+    """Compare one non-tensor value; a container's children go on ``stack``."""
+    if isinstance(want, Mapping):
+        if not isinstance(got, Mapping) or list(want.keys()) != list(got.keys()):
+            return "the keys differ"
+        stack.extend((want[k], got[k], (*where, str(k))) for k in want)
+    elif isinstance(want, (list, tuple)):
+        if type(got) is not type(want) or len(got) != len(want):
+            return "the sequence differs"
+        stack.extend((w, g, (*where, str(i))) for i, (w, g) in enumerate(zip(want, got)))
+    elif _same_leaf(want, got):
+        return None
+    elif type(want) is type(got) and hasattr(want, "__dict__") and hasattr(got, "__dict__"):
+        # a trusted pickle's object (a module, a config) without value equality: compare its state
+        stack.append((vars(want), vars(got), where))
+    else:
+        return "the value differs"
     return None
 
 

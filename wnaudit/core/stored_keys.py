@@ -80,86 +80,92 @@ def group_stored_keys(keys: "list[str] | tuple[str, ...] | set[str]") -> tuple[l
     sibling makes it spectral norm, a ``NAME_g`` sibling weight norm.  The result
     is in the order the keys first appear, so reports are stable.
     """
-    ordered = list(dict.fromkeys(keys))
-    present = set(ordered)
-    groups: list[StoredGroup] = []
-    orphans: list[OrphanKey] = []
-    claimed: set[str] = set()
-
-    by_base: dict[str, list[str]] = {}
-    for key in ordered:
-        split = _split_modern(key)
-        if split is not None:
-            by_base.setdefault(f"{split[0]}{PARAMETRIZATIONS_ATTR}.{split[1]}", []).append(key)
-
-    def add(group: StoredGroup) -> None:
-        groups.append(group)
-        claimed.update(group.keys)
-        claimed.update(group.stacked)
-
-    def stacked_state(base: str, parts: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(key for key in by_base.get(base, ()) if key not in parts)
-
-    for key in ordered:
-        if key in claimed:
+    grouping = _Grouping(list(dict.fromkeys(keys)))
+    for key in grouping.ordered:
+        if key in grouping.claimed:
             continue
         modern = _split_modern(key)
         if modern is not None:
-            prefix, name, rest = modern
-            base = f"{prefix}{PARAMETRIZATIONS_ATTR}.{name}"
-            folded = f"{prefix}{name}"
-            g_key = f"{base}.{ORIGINAL}{WEIGHT_NORM_G_INDEX}"
-            v_key = f"{base}.{ORIGINAL}{WEIGHT_NORM_V_INDEX}"
-            orig_key = f"{base}.{ORIGINAL}"
-            u_key, sv_key = (f"{base}.0.{buf}" for buf in MODERN_SPECTRAL_NORM_BUFFERS)
-            if rest in (f"{ORIGINAL}{WEIGHT_NORM_G_INDEX}", f"{ORIGINAL}{WEIGHT_NORM_V_INDEX}"):
-                if g_key in present and v_key in present:
-                    add(StoredGroup(WEIGHT_NORM_MODERN, folded, (("g", g_key), ("v", v_key)), stacked_state(base, (g_key, v_key))))
-                else:
-                    missing = tuple(k for k in (g_key, v_key) if k not in present)
-                    orphans.append(OrphanKey(key, WEIGHT_NORM_MODERN, missing))
-                    claimed.add(key)
-            elif rest in (ORIGINAL, f"0.{MODERN_SPECTRAL_NORM_BUFFERS[0]}", f"0.{MODERN_SPECTRAL_NORM_BUFFERS[1]}"):
-                if orig_key in present and u_key in present and sv_key in present:
-                    add(
-                        StoredGroup(
-                            SPECTRAL_NORM_MODERN,
-                            folded,
-                            (("orig", orig_key), ("u", u_key), ("v", sv_key)),
-                            stacked_state(base, (orig_key, u_key, sv_key)),
-                        )
-                    )
-                elif rest == ORIGINAL and u_key not in present and sv_key not in present:
-                    add(StoredGroup(OTHER_PARAMETRIZATION, folded, (("orig", orig_key),)))
-                else:
-                    missing = tuple(k for k in (orig_key, u_key, sv_key) if k not in present)
-                    orphans.append(OrphanKey(key, SPECTRAL_NORM_MODERN, missing))
-                    claimed.add(key)
-            continue
+            grouping.modern(key, *modern)
+        else:
+            grouping.legacy(key)
+    return grouping.groups, grouping.orphans
+
+
+class _Grouping:
+    """The state of one :func:`group_stored_keys` pass: what is present, found and claimed."""
+
+    def __init__(self, ordered: list[str]) -> None:
+        self.ordered = ordered
+        self.present = set(ordered)
+        self.groups: list[StoredGroup] = []
+        self.orphans: list[OrphanKey] = []
+        self.claimed: set[str] = set()
+        self.by_base: dict[str, list[str]] = {}
+        for key in ordered:
+            split = _split_modern(key)
+            if split is not None:
+                self.by_base.setdefault(f"{split[0]}{PARAMETRIZATIONS_ATTR}.{split[1]}", []).append(key)
+
+    def add(self, group: StoredGroup) -> None:
+        self.groups.append(group)
+        self.claimed.update(group.keys)
+        self.claimed.update(group.stacked)
+
+    def orphan(self, key: str, spelling: Spelling, candidates: tuple[str, ...]) -> None:
+        self.orphans.append(OrphanKey(key, spelling, tuple(k for k in candidates if k not in self.present)))
+        self.claimed.add(key)
+
+    def stacked_state(self, base: str, parts: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(key for key in self.by_base.get(base, ()) if key not in parts)
+
+    def modern(self, key: str, prefix: str, name: str, rest: str) -> None:
+        """``P.parametrizations.NAME.*``: modern weight norm, spectral norm, or another parametrization."""
+        base = f"{prefix}{PARAMETRIZATIONS_ATTR}.{name}"
+        folded = f"{prefix}{name}"
+        g_key, v_key = f"{base}.{ORIGINAL}{WEIGHT_NORM_G_INDEX}", f"{base}.{ORIGINAL}{WEIGHT_NORM_V_INDEX}"
+        orig_key = f"{base}.{ORIGINAL}"
+        u_key, sv_key = (f"{base}.0.{buf}" for buf in MODERN_SPECTRAL_NORM_BUFFERS)
+        if rest in (f"{ORIGINAL}{WEIGHT_NORM_G_INDEX}", f"{ORIGINAL}{WEIGHT_NORM_V_INDEX}"):
+            if g_key in self.present and v_key in self.present:
+                self.add(StoredGroup(WEIGHT_NORM_MODERN, folded, (("g", g_key), ("v", v_key)), self.stacked_state(base, (g_key, v_key))))
+            else:
+                self.orphan(key, WEIGHT_NORM_MODERN, (g_key, v_key))
+        elif rest in (ORIGINAL, f"0.{MODERN_SPECTRAL_NORM_BUFFERS[0]}", f"0.{MODERN_SPECTRAL_NORM_BUFFERS[1]}"):
+            spectral = (orig_key, u_key, sv_key)
+            if all(k in self.present for k in spectral):
+                parts = (("orig", orig_key), ("u", u_key), ("v", sv_key))
+                self.add(StoredGroup(SPECTRAL_NORM_MODERN, folded, parts, self.stacked_state(base, spectral)))
+            elif rest == ORIGINAL and u_key not in self.present and sv_key not in self.present:
+                self.add(StoredGroup(OTHER_PARAMETRIZATION, folded, (("orig", orig_key),)))
+            else:
+                self.orphan(key, SPECTRAL_NORM_MODERN, spectral)
+
+    def legacy(self, key: str) -> None:
+        """``P.NAME_g``/``_v`` (weight norm) or ``P.NAME_orig``/``_u``/``_v`` (spectral norm)."""
         for suffix in ("_g", "_v", "_orig", "_u"):
             if not key.endswith(suffix):
                 continue
             folded = key[: -len(suffix)]
             if not folded or folded.endswith("."):
                 continue
-            wn = {role: folded + sfx for role, sfx in zip(("g", "v"), LEGACY_WEIGHT_NORM_SUFFIXES)}
-            sn = {role: folded + sfx for role, sfx in zip(("orig", "u", "v"), LEGACY_SPECTRAL_NORM_SUFFIXES)}
-            if wn["g"] in present and wn["v"] in present and sn["orig"] not in present:
-                add(StoredGroup(WEIGHT_NORM_LEGACY, folded, tuple(wn.items())))
-            elif all(k in present for k in sn.values()):
-                add(StoredGroup(SPECTRAL_NORM_LEGACY, folded, tuple(sn.items())))
-            elif not WEIGHT_LIKE_NAME.match(folded.rpartition(".")[2]):
-                # Orphan detection only for weight-like names: "gain_g" alone
-                # is somebody's ordinary tensor, "conv.weight_g" alone is not.
-                pass
-            elif suffix == "_g" and folded + "_v" not in present:
-                orphans.append(OrphanKey(key, WEIGHT_NORM_LEGACY, (folded + "_v",)))
-                claimed.add(key)
-            elif suffix == "_orig":
-                missing = tuple(k for k in sn.values() if k not in present)
-                orphans.append(OrphanKey(key, SPECTRAL_NORM_LEGACY, missing))
-                claimed.add(key)
-            # A lone NAME_v or NAME_u is an ordinary tensor name far too often
-            # (attention "v" projections, "_u" buffers) to call it an orphan.
+            self._legacy_named(key, suffix, folded)
             break
-    return groups, orphans
+
+    def _legacy_named(self, key: str, suffix: str, folded: str) -> None:
+        wn = {role: folded + sfx for role, sfx in zip(("g", "v"), LEGACY_WEIGHT_NORM_SUFFIXES)}
+        sn = {role: folded + sfx for role, sfx in zip(("orig", "u", "v"), LEGACY_SPECTRAL_NORM_SUFFIXES)}
+        if wn["g"] in self.present and wn["v"] in self.present and sn["orig"] not in self.present:
+            self.add(StoredGroup(WEIGHT_NORM_LEGACY, folded, tuple(wn.items())))
+        elif all(k in self.present for k in sn.values()):
+            self.add(StoredGroup(SPECTRAL_NORM_LEGACY, folded, tuple(sn.items())))
+        elif not WEIGHT_LIKE_NAME.match(folded.rpartition(".")[2]):
+            # Orphan detection only for weight-like names: "gain_g" alone
+            # is somebody's ordinary tensor, "conv.weight_g" alone is not.
+            return
+        elif suffix == "_g" and folded + "_v" not in self.present:
+            self.orphan(key, WEIGHT_NORM_LEGACY, (folded + "_v",))
+        elif suffix == "_orig":
+            self.orphan(key, SPECTRAL_NORM_LEGACY, tuple(sn.values()))
+        # A lone NAME_v or NAME_u is an ordinary tensor name far too often
+        # (attention "v" projections, "_u" buffers) to call it an orphan.
