@@ -139,6 +139,8 @@ def zip_damage(path: Path, error_text: str = "") -> str | None:
                 return f"damaged torch zip archive: {what} in record {info.filename}"
             except (zlib.error, EOFError, NotImplementedError, ValueError, OSError):
                 return f"damaged torch zip archive: record {info.filename} is unreadable"
+            except RuntimeError:  # zipfile's word for an encrypted record
+                return f"damaged torch zip archive: record {info.filename} is marked encrypted"
     missing = _MISSING_RECORD.search(error_text + " ")
     if missing is not None:
         return f"damaged torch zip archive: missing record {missing.group(1)}"

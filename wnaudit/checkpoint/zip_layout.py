@@ -202,6 +202,8 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
         raise CheckpointError("a torch zip archive must hold one top-level folder")
     records = {}
     for info in infos:
+        if info.flag_bits & 0x1:
+            raise CheckpointError(f"damaged torch zip archive: record {info.filename} is marked encrypted, which torch cannot read")
         handle.seek(info.header_offset)
         fields = handle.read(_LOCAL_HEADER.size)
         if len(fields) < _LOCAL_HEADER.size or fields[:4] != _LOCAL_MAGIC:
