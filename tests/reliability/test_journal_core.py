@@ -187,7 +187,10 @@ def test_a_journal_of_a_running_process_is_refused(tmp_path):
     try:
         staged = _stage(tmp_path, "a.bin", b"x", pid=child.pid)
         _plant(tmp_path, [_entry(staged.name, "a.bin", b"x")], pid=child.pid)
-        assert "still running" in _refused(tmp_path)
+        before = _snapshot(tmp_path)
+        with pytest.raises(JournalRefused, match="still running.*wait for that run to finish"):
+            finish(tmp_path / OWNER, TARGETS)
+        assert _snapshot(tmp_path) == before
     finally:
         child.kill()
         child.wait()

@@ -178,6 +178,8 @@ def read_journal(owner: Path, targets: Collection[str]) -> Journal | None:
     document = _load_document(path)
     try:
         journal = _parse(path, document, {os.path.normpath(t) for t in targets}, real_owner(owner).name)
+    except _Busy as busy:
+        raise _refusal(path, str(busy), "wait for that run to finish") from None
     except _Bad as bad:
         raise _refusal(path, str(bad)) from None
     return journal
@@ -187,10 +189,12 @@ class _Bad(Exception):
     """What is wrong with a journal, for :class:`JournalRefused`."""
 
 
-def _refusal(path: Path, reason: str) -> JournalRefused:
-    return JournalRefused(
-        f"refusing the journal {path.name!r} of an interrupted fix ({reason}); nothing changed; {DISCARD_HINT}"
-    )
+class _Busy(_Bad):
+    """The journal's writer still runs: its fix is not interrupted, only in progress."""
+
+
+def _refusal(path: Path, reason: str, hint: str = DISCARD_HINT) -> JournalRefused:
+    return JournalRefused(f"refusing the journal {path.name!r} of an interrupted fix ({reason}); nothing changed; {hint}")
 
 
 def _load_document(path: Path) -> Any:
@@ -225,7 +229,7 @@ def _parse(path: Path, document: Any, targets: set[str], owner: str) -> Journal:
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         raise _Bad(f"its process id {_shown(pid)} is not one")
     if pid != os.getpid() and process_alive(pid):
-        raise _Bad(f"process {pid}, which wrote it, is still running")
+        raise _Busy(f"process {pid}, which wrote it, is still running")
     files = document.get("files")
     if not isinstance(files, list) or not files:
         raise _Bad("it lists no files")
