@@ -98,7 +98,7 @@ class PlainCodec:
         return found
 
     def _build_decoder(self, annotation: object) -> Decoder:
-        if annotation in (int, str, bool, type(None)):
+        if annotation in _PRIMITIVES:
             return _exactly(annotation)
         if annotation in self._classes:
             return self._class_decoder(annotation)
@@ -108,21 +108,47 @@ class PlainCodec:
             return lambda value: None if value is None else inner(value)
         if origin is dict:
             return self._dict_decoder(arguments)
-        if origin is tuple and len(arguments) == 2 and arguments[1] is Ellipsis:
-            item = self._decoder(arguments[0])
-            return lambda value: tuple(item(x) for x in _list(value))
-        if origin is tuple:
+        if origin is tuple and not (len(arguments) == 2 and arguments[1] is Ellipsis):
             items = [self._decoder(a) for a in arguments]
-            return lambda value: tuple(decode(x) for decode, x in zip(items, _list(value, len(items))))
-        if origin in (list, set, frozenset):
-            item, build = self._decoder(arguments[0]), origin
-            return lambda value: build(item(x) for x in _list(value))
+            return lambda value: tuple([decode(x) for decode, x in zip(items, _list(value, len(items)))])
+        if origin in (tuple, list, set, frozenset):
+            return self._sequence_decoder(origin, arguments[0])
         raise TypeError(f"no cache form for {annotation!r}")
 
+    def _sequence_decoder(self, build: Any, annotation: object) -> Decoder:
+        if annotation in _PRIMITIVES:  # the common case (names, lines, refs): checked in C, no call per item
+            only = {annotation}
+
+            def primitives(value: object) -> Any:
+                if type(value) is not list or (value and set(map(type, value)) != only):
+                    raise ValueError(f"not a list of {annotation!r}")
+                return build(value)
+            return primitives
+        item = self._decoder(annotation)
+        return lambda value: build([item(x) for x in _list(value)])
+
     def _class_decoder(self, cls: Any) -> Decoder:
-        fields = [self._decoder(hint) for _, hint in _fields(cls)]
-        count = len(fields)
-        return lambda value: cls(*(decode(x) for decode, x in zip(fields, _list(value, count))))
+        """Fields are set as ``__init__`` would set them (no class here has a ``__post_init__``), but checked first."""
+        fields = [
+            (name, hint if hint in _PRIMITIVES else None, None if hint in _PRIMITIVES else self._decoder(hint))
+            for name, hint in ((f.name, hint) for f, hint in _fields(cls))
+        ]
+        count, new = len(fields), object.__new__
+        if hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
+            raise TypeError(f"{cls.__name__} is not a plain data class")
+
+        def decode(value: object) -> Any:
+            found = new(cls)
+            attributes = found.__dict__
+            for (name, primitive, inner), item in zip(fields, _list(value, count)):
+                if primitive is None:
+                    attributes[name] = inner(item)  # type: ignore[misc]
+                elif type(item) is primitive:
+                    attributes[name] = item
+                else:
+                    raise ValueError(f"{name} is not a {primitive!r}")
+            return found
+        return decode
 
     def _dict_decoder(self, arguments: tuple[object, ...]) -> Decoder:
         key, item = self._decoder(arguments[0]), self._decoder(arguments[1])
@@ -133,6 +159,9 @@ class PlainCodec:
                 return {key(k): item(v) for k, v in value.items()}
             return from_object
         return lambda value: {key(k): item(v) for k, v in (_list(pair, 2) for pair in _list(value))}
+
+
+_PRIMITIVES = (int, str, bool, type(None))
 
 
 def _fields(cls: Any) -> list[tuple[dataclasses.Field, object]]:
