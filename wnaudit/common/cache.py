@@ -167,6 +167,7 @@ class CacheStore:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self._shard_paths: dict[tuple[str, str], Path] = {}
         self._files: dict[Path, dict[str, Any]] = {}  # loaded shard files: key -> stored JSON value
         self._dirty: dict[Path, Kind] = {}
         self._wrote = False
@@ -188,8 +189,16 @@ class CacheStore:
 
     # -- where ----------------------------------------------------------------------
     def _file(self, kind: Kind, key: str) -> Path:
-        name = key[:2] if kind.sharded else key
-        return self.directory / kind.name / f"{name}{_SUFFIX}"
+        if kind.sharded:
+            return self._shard_path(kind.name, key[:2])
+        return self.directory / kind.name / f"{key}{_SUFFIX}"
+
+    def _shard_path(self, kind: str, prefix: str) -> Path:
+        """Built once per shard (a warm run asks thousands of times)."""
+        found = self._shard_paths.get((kind, prefix))
+        if found is None:
+            found = self._shard_paths[(kind, prefix)] = self.directory / kind / f"{prefix}{_SUFFIX}"
+        return found
 
     def _read(self, kind: Kind, path: Path) -> dict[str, Any] | None:
         """A file's entries (None: absent, unreadable or damaged, then noted to be rewritten)."""
@@ -220,7 +229,8 @@ class CacheStore:
             path, entries = self._shard(kind, key)
             stored = entries.get(key)
         else:
-            path, stored = self._file(kind, key), (self._read(kind, self._file(kind, key)) or {}).get(key)
+            path = self._file(kind, key)
+            stored = (self._read(kind, path) or {}).get(key)
         value = None if stored is None else self._checked(kind, stored)
         if value is None:
             self.misses[kind.name] = self.misses.get(kind.name, 0) + 1
