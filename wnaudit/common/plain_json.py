@@ -154,9 +154,9 @@ class PlainCodec:
         key, item = self._decoder(arguments[0]), self._decoder(arguments[1])
         if arguments[0] is str:
             def from_object(value: object) -> dict:
-                if not isinstance(value, dict):
+                if type(value) is not dict:
                     raise ValueError("not an object")
-                return {key(k): item(v) for k, v in value.items()}
+                return {k: item(v) for k, v in value.items()}  # a JSON object's keys are strings
             return from_object
         return lambda value: {key(k): item(v) for k, v in (_list(pair, 2) for pair in _list(value))}
 
