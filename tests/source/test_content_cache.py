@@ -21,9 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.source.cache_files import entries_of, files_of, forge
 from tests.source.test_source_invariance import _write_tree, module_spec
+from wnaudit.common import cache as store
 from wnaudit.common.options import RunOptions
-from wnaudit.source import content, engine, project, summary_cache
+from wnaudit.source import content, engine, project
 from wnaudit.source.content import ContentFacts, facts_of
 from wnaudit.source.project import Project, RawImport, bindings_of, raw_imports
 from wnaudit.source.summary_cache import SummaryCache
@@ -109,11 +111,10 @@ def test_the_facts_of_a_file_are_stored_by_content(tmp_path: Path, cache_dir: Pa
 def test_a_damaged_facts_entry_is_never_believed(tmp_path: Path, cache_dir: Path, damage: object) -> None:
     paths = _package(tmp_path / "src")
     first = _answer(paths)
-    for shard in cache_dir.rglob("*.json"):
-        document = json.loads(shard.read_bytes())
-        document["facts"] = {key: damage for key in document["facts"]}
-        shard.write_text(json.dumps(document))
-    shutil.rmtree(cache_dir / "summaries")
+    for shard in files_of(cache_dir, "content"):
+        forge(shard, {key: damage for key in entries_of(shard)})
+    for summaries in cache_dir.glob("*/summary"):
+        shutil.rmtree(summaries)
     assert _answer(paths) == first == _answer(paths, cache=False)
 
 
@@ -157,20 +158,20 @@ def test_a_hostile_summary_entry_is_ignored_never_run(tmp_path: Path, cache_dir:
         def __reduce__(self) -> tuple:
             return (os.system, (f"touch {marker}",))
 
-    entries = list((cache_dir / "summaries").rglob("*.pickle"))
+    entries = files_of(cache_dir, "summary") + files_of(cache_dir, "serving")
     assert entries
     for entry in entries:
         entry.write_bytes(pickle.dumps(Exploit()))
     assert _answer(paths) == first
     assert not marker.exists()
-    for entry in (cache_dir / "summaries").rglob("*.pickle"):
+    for entry in files_of(cache_dir, "summary"):
         assert b"system" not in entry.read_bytes()  # rewritten with the real summary
 
 
 def test_summaries_stay_bounded(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(summary_cache, "MAX_TOTAL_BYTES", 1)
+    monkeypatch.setattr(store, "MAX_TOTAL_BYTES", 1)
     _answer(_package(tmp_path / "src"))
-    assert len(list((cache_dir / "summaries").rglob("*.pickle"))) <= 1
+    assert len(list(cache_dir.rglob("*.json"))) <= 1
 
 
 def test_the_summary_key_holds_everything_the_summary_depends_on(tmp_path: Path) -> None:

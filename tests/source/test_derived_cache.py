@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.source.cache_files import entries_of, files_of, forge
 from tests.source.test_source_invariance import _module, _write_tree, module_spec
 from wnaudit.common.options import RunOptions
 from wnaudit.source import engine
@@ -208,11 +209,7 @@ def test_an_edit_inside_a_function_keeps_the_scan_and_drops_only_the_serving_par
 
 
 def _records(cache_dir: Path) -> list[Path]:
-    found = []
-    for entry in (cache_dir / "summaries").rglob("*.pickle"):
-        if entry.read_bytes().startswith(b'{"format"'):
-            found.append(entry)
-    return found
+    return files_of(cache_dir, "derived")
 
 
 @pytest.mark.parametrize("damage", [
@@ -232,6 +229,9 @@ def test_a_damaged_record_is_never_believed(tmp_path: Path, cache_dir: Path, dam
     for record in records:
         record.write_bytes(damage)
     assert _answer(paths) == expected
+    for record in records:  # the same documents, in well-formed files: the record's own check refuses them
+        forge(record, {record.stem: json.loads(damage)} if damage.startswith(b"{") else {})
+    assert _answer(paths) == expected
 
 
 def test_a_forged_record_that_no_longer_holds_is_dropped(tmp_path: Path, cache_dir: Path) -> None:
@@ -239,11 +239,13 @@ def test_a_forged_record_that_no_longer_holds_is_dropped(tmp_path: Path, cache_d
     package = _voc(tmp_path)
     paths = sorted(package.glob("*.py"))
     expected = _answer(paths)
-    for record in _records(cache_dir):
-        document = json.loads(record.read_bytes())
+    records = _records(cache_dir)
+    assert records
+    for record in records:
+        document = entries_of(record)[record.stem]
         document["scan"] = {key: False for key in document["scan"]}
         document["observed"]["contents"] = {key: ["0" * 32, "forged"] for key in document["observed"]["contents"]}
-        record.write_text(json.dumps(document))
+        forge(record, {record.stem: document})
     assert _answer(paths) == expected
 
 

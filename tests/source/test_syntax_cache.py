@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.source.cache_files import entries_of, files_of, forge
+from wnaudit.common import cache as store
 from wnaudit.common.options import RunOptions
 from wnaudit.source import engine
 from wnaudit.source import syntax_cache
@@ -109,7 +110,7 @@ def test_analysed_files_get_no_verdict_but_their_summary_is_cached(tmp_path: Pat
     assert cache is not None
     assert cache.get(digest_of(source.encode())) is None  # the analysis parses it every run: no verdict is stored
     assert cache.get_facts(digest_of(source.encode())) is not None
-    assert list((cache_dir / "summaries").rglob("*.pickle"))
+    assert files_of(cache_dir, "summary")
     assert _answer(paths) == (findings, errors)
 
 
@@ -154,6 +155,44 @@ def test_cache_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     assert syntax_cache.cache_root() == tmp_path / "home" / ".cache" / "wnaudit"
 
 
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 23: the XDG Base Directory spec says relative paths are invalid and ignored."""
+    monkeypatch.delenv("WNAUDIT_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for relative in (".cache", "cache/dir", "./x"):
+        monkeypatch.setenv("XDG_CACHE_HOME", relative)
+        assert syntax_cache.cache_root() == tmp_path / "home" / ".cache" / "wnaudit"
+
+
+def test_a_relative_xdg_cache_home_never_puts_the_cache_in_the_linted_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = tmp_path / "project"
+    paths = _tree(project, {"a.py": VALID, "b.py": BROKEN})
+    monkeypatch.delenv("WNAUDIT_CACHE_DIR")
+    monkeypatch.delenv("WNAUDIT_NO_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", ".cache")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(project)
+    assert _answer(paths) == _answer(paths, cache=False)
+    assert sorted(p.name for p in project.iterdir()) == ["a.py", "b.py"]
+    assert list((tmp_path / "home" / ".cache" / "wnaudit").rglob("*.json"))
+
+
+def test_a_relative_home_disables_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("WNAUDIT_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("WNAUDIT_NO_CACHE", raising=False)
+    monkeypatch.setenv("HOME", "relative-home")
+    assert SyntaxCache.open() is None
+
+
+def test_an_explicit_relative_cache_dir_is_fixed_at_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WNAUDIT_CACHE_DIR", "mine")
+    assert syntax_cache.cache_root() == tmp_path / "mine"
+
+
 def test_the_test_suite_does_not_use_the_real_cache() -> None:
     assert Path(os.environ["WNAUDIT_CACHE_DIR"]) != Path.home() / ".cache" / "wnaudit"
 
@@ -165,12 +204,12 @@ def test_the_test_suite_does_not_use_the_real_cache() -> None:
 def test_a_damaged_shard_is_ignored_and_rewritten(tmp_path: Path, cache_dir: Path, parses: list[str], damage: bytes) -> None:
     paths = _tree(tmp_path / "src", {"b.py": BROKEN})
     first = _answer(paths)
-    (shard,) = _shard_files(cache_dir)
+    (shard,) = files_of(cache_dir, "syntax")
     shard.write_bytes(damage)
     parses.clear()
     assert _answer(paths) == first
     assert parses == [str(paths[0])]
-    assert json.loads(shard.read_bytes())["entries"]  # rewritten whole
+    assert entries_of(shard)  # rewritten whole
     parses.clear()
     assert _answer(paths) == first
     assert parses == []
@@ -180,11 +219,11 @@ def test_a_wrong_entry_is_never_believed(tmp_path: Path, cache_dir: Path, parses
     """Entries that are not verdicts (damage, not a parse's answer) are dropped, not reported."""
     paths = _tree(tmp_path / "src", {"b.py": BROKEN})
     first = _answer(paths)
-    (shard,) = _shard_files(cache_dir)
-    document = json.loads(shard.read_bytes())
+    (shard,) = files_of(cache_dir, "syntax")
+    entries = entries_of(shard)
     key = digest_of(BROKEN.encode()).hex()
-    document["entries"][key] = "everything is fine"
-    shard.write_text(json.dumps(document))
+    entries[key] = "everything is fine"
+    forge(shard, entries)  # a well-formed file: only the verdict's check refuses it
     parses.clear()
     assert _answer(paths) == first
     assert parses == [str(paths[0])]
@@ -197,10 +236,10 @@ def test_an_unwritable_cache_dir_disables_the_cache_silently(
     blocker.write_text("not a directory")
     monkeypatch.setenv("WNAUDIT_CACHE_DIR", str(blocker / "cache"))
     paths = _tree(tmp_path / "src", {"a.py": VALID, "b.py": BROKEN})
-    with caplog.at_level("DEBUG", logger="wnaudit.source.syntax_cache"):
+    with caplog.at_level("DEBUG", logger="wnaudit.common.cache"):
         assert _answer(paths) == _answer(paths, cache=False)
-    assert any("syntax cache disabled" in r.getMessage() for r in caplog.records)
-    assert all(r.levelname == "DEBUG" for r in caplog.records if r.name == "wnaudit.source.syntax_cache")
+    assert any("cache disabled" in r.getMessage() for r in caplog.records)
+    assert all(r.levelname == "DEBUG" for r in caplog.records if r.name == "wnaudit.common.cache")
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs POSIX permissions and a non-root user")
@@ -218,13 +257,14 @@ def test_a_read_only_cache_dir_disables_the_cache_silently(tmp_path: Path, monke
 
 
 def test_shards_stay_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(syntax_cache, "MAX_SHARD_BYTES", 2000)
+    monkeypatch.setattr(store, "MAX_SHARD_BYTES", 2000)
     cache = SyntaxCache(tmp_path / "c")
     digests = [bytes([7]) + i.to_bytes(15, "big") for i in range(500)]
     for digest in digests:
         cache.put(digest, "ok")
     cache.save()
     (shard,) = _shard_files(tmp_path / "c")
+    assert shard.parent.name == "syntax"
     assert shard.stat().st_size <= 2000
     fresh = SyntaxCache(tmp_path / "c")
     assert fresh.get(digests[-1]) == "ok"  # the newest entries survive
@@ -267,7 +307,7 @@ def test_two_processes_at_once(tmp_path: Path, cache_dir: Path) -> None:
         assert run.returncode == 0, err
         assert out.split() == ["True"] * 4
     for shard in _shard_files(cache_dir):
-        json.loads(shard.read_bytes())
+        entries_of(shard)  # intact
     assert not list(cache_dir.rglob("*.tmp"))
     fresh = SyntaxCache.open()
     assert fresh is not None

@@ -111,7 +111,7 @@ class _CheckCommand(click.Command):
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, help="Worker processes for the source lint (0: automatic).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the per-user syntax-verdict cache (also: WNAUDIT_NO_CACHE=1).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the per-user cache (also: WNAUDIT_NO_CACHE=1).")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging and full tracebacks for unreadable inputs.")
 @click.option("--explain", metavar="CODE", help="Print the documentation page of a rule code and exit.")
 @click.version_option(__version__, "--version", prog_name="wnaudit")

@@ -27,8 +27,9 @@ class RunOptions:
     ``progress``: show a progress bar on stderr (the CLI sets it only on a TTY).
     ``jobs``: worker processes for the source lint (0: automatic).
     ``module_auditor``: how the checkpoint entrance audits a pickled module.
-    ``cache``: reuse syntax verdicts of files the source lint only parses
-    (``--no-cache`` turns it off; so does ``WNAUDIT_NO_CACHE=1``).
+    ``cache``: read and write the per-user cache (``common/cache.py``: syntax
+    verdicts, byte facts, analyses, serving facts, cross-file answers);
+    ``--no-cache`` turns all of it off, and so does ``WNAUDIT_NO_CACHE=1``.
     ``fix_training_in_place``: fold checkpoints holding optimizer or scheduler
     state in place too (otherwise only into an ``output`` copy).
     ``discard_journal``: delete a journal an interrupted fix left, unread.

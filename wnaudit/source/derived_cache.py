@@ -21,9 +21,10 @@ through edits).  A file that changes while a run reads it can leave a record
 that no longer matches the disk; the next check then fails and the record is
 rebuilt.
 
-The record is one JSON document per set of source roots, stored beside the
-summaries (same directory, versioned by wnaudit's code and the Python
-version), replaced whole, bounded with them; a damaged one is ignored.
+The record is one JSON entry per set of source roots, the ``derived`` kind of
+the one cache (``common/cache.py``: versioned by wnaudit's code and the Python
+version, replaced whole, bounded with every other kind); a damaged one is
+ignored, and a well-formed one is believed only after every observation holds.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
+
+from ..common.cache import Kind, key_of
 
 from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
@@ -46,8 +49,6 @@ from .syntax_cache import digest_of
 logger = logging.getLogger(__name__)
 
 _FORMAT = 2
-#: A record bigger than this is not kept (about 2.4 MB for the 2,912 files of transformers).
-MAX_RECORD_BYTES = 24 << 20
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -176,6 +177,37 @@ class Observations:
         return True
 
 
+class _Record(NamedTuple):
+    observed: Observations
+    scan: dict[str, bool]
+    matters: dict[str, bool]
+    aliases: dict[str, dict[str, frozenset[str]]]
+    served: dict[str, Verdict | None]
+
+
+def _parse_record(document: Any) -> _Record | None:
+    """A stored record in the shape ``DerivedAnswers.save`` writes (its observations are checked on use)."""
+    try:
+        if document.get("format") != _FORMAT:
+            return None
+        stored = document["observed"]
+        observed = Observations(**{kind: dict(stored[kind]) for kind in (*SCAN_KINDS, *SERVING_KINDS)})
+        scan = {str(k): bool(v) for k, v in document["scan"].items()}
+        matters = {str(k): bool(v) for k, v in document["matters"].items()}
+        aliases = {
+            str(k): {str(name): frozenset(map(str, apis)) for name, apis in v.items()} for k, v in document["aliases"].items()
+        }
+        served = {str(k): None if v is None else Verdict(*v) for k, v in document["served"].items()}
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        logger.debug("derived answers: ignoring a damaged record: %s", error)
+        return None
+    return _Record(observed, scan, matters, aliases, served)
+
+
+#: The record of one set of source roots (bounded with every other entry by the store).
+RECORDS = Kind("derived", sharded=False, check=_parse_record)
+
+
 class DerivedAnswers:
     """The import scan's and WN110's answers of earlier runs, valid for this one (see the module docstring).
 
@@ -206,31 +238,16 @@ class DerivedAnswers:
     @classmethod
     def open(cls, cache: SummaryCache | None, roots: Iterable[Path]) -> "DerivedAnswers":
         """The record for these source roots, checked against the disk (empty when absent, damaged or stale)."""
-        parts = ["derived-answers", _FORMAT, [str(r) for r in roots]]
-        key = hashlib.sha256(json.dumps(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        key = key_of("derived-answers", _FORMAT, [str(r) for r in roots])
         answers = cls(cache, key)
         if cache is not None:
-            answers._load(cache.get_bytes(key))
+            answers._load(cache.store.get(RECORDS, key))
         return answers
 
-    def _load(self, raw: bytes | None) -> None:
-        if raw is None:
+    def _load(self, record: "_Record | None") -> None:
+        if record is None:
             return
-        try:
-            document = json.loads(raw)
-            if document.get("format") != _FORMAT:
-                return
-            stored = document["observed"]
-            observed = Observations(**{kind: dict(stored[kind]) for kind in (*SCAN_KINDS, *SERVING_KINDS)})
-            scan = {str(k): bool(v) for k, v in document["scan"].items()}
-            matters = {str(k): bool(v) for k, v in document["matters"].items()}
-            aliases = {
-                str(k): {str(name): frozenset(map(str, apis)) for name, apis in v.items()} for k, v in document["aliases"].items()
-            }
-            served = {str(k): None if v is None else Verdict(*v) for k, v in document["served"].items()}
-        except (ValueError, TypeError, KeyError, AttributeError) as error:
-            logger.debug("derived answers: ignoring a damaged record: %s", error)
-            return
+        observed, scan, matters, aliases, served = record
         disk = _Disk()
         if not observed.still_hold(SCAN_KINDS, disk):
             return
@@ -263,5 +280,4 @@ class DerivedAnswers:
             "aliases": {k: {name: sorted(apis) for name, apis in v.items()} for k, v in self.aliases.items()},
             "served": {k: None if v is None else list(v) for k, v in self.served.items()},
         }
-        data = json.dumps(document, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        self._cache.put_bytes(self._key, data, limit=MAX_RECORD_BYTES)
+        self._cache.store.put(RECORDS, self._key, document)

@@ -1,31 +1,38 @@
-"""Serving-path facts of a file, kept in the summary cache so a warm run parses nothing for WN110.
+"""Serving-path facts of a file, kept in the one cache so a warm run parses nothing for WN110.
 
 A file's ``ServingFacts`` depend on its bytes, its module name and whether it
-is a package: the key is a SHA-256 of those (and a tag, so it never equals
-a summary's key).  Entries are read back with an unpickler that builds only
-the data classes of ``facts.py``; anything else is a miss, never run.
+is a package: the key is a SHA-256 of those (and a tag).  Entries are plain
+JSON decoded into the data classes of ``facts.py`` only (``common/plain_json.py``);
+anything else is a miss, never believed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+from typing import Any
 
-from ..summary_cache import SummaryCache, restricted_unpickler
+from ...common.cache import Kind, key_of
+from ...common.plain_json import PlainCodec
+from ..summary_cache import SummaryCache, data_classes
 from . import facts
 from .facts import ServingFacts
 
-_FactsUnpickler = restricted_unpickler(facts)
+_CODEC = PlainCodec(data_classes(facts))
+
+
+def _facts(value: Any) -> ServingFacts:
+    return _CODEC.decode(value, ServingFacts)  # type: ignore[no-any-return]
+
+
+SERVING_FACTS = Kind("serving", sharded=False, check=_facts)
 
 
 def facts_key(digest: bytes, module: str, is_package: bool) -> str:
-    parts = ["serving-facts", digest.hex(), module, is_package]
-    return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode("utf-8", "surrogatepass")).hexdigest()
+    return key_of("serving-facts", digest.hex(), module, is_package)
 
 
 def load(cache: SummaryCache, key: str) -> ServingFacts | None:
-    return cache.get_entry(key, _FactsUnpickler, ServingFacts)
+    return cache.store.get(SERVING_FACTS, key)  # type: ignore[no-any-return]
 
 
 def store(cache: SummaryCache, key: str, found: ServingFacts) -> None:
-    cache.put_entry(key, found)
+    cache.store.put(SERVING_FACTS, key, _CODEC.encode(found, ServingFacts))

@@ -1,0 +1,355 @@
+"""The one per-user cache: where it lives, how entries are stored, bounded and believed.
+
+Every cache of wnaudit is a *kind* of entry in this store (``Kind``): the
+source lint's syntax verdicts and byte facts, file summaries, serving facts,
+and the record of cross-file answers.  They share:
+
+- **one place**: ``$WNAUDIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/wnaudit`` when that
+  is an absolute path (the XDG Base Directory spec says relative values are
+  invalid and ignored), else ``~/.cache/wnaudit``; entries of this code live in
+  ``<root>/<version_key()>/<kind>/``, named after wnaudit's own source and the
+  Python version, so nothing older code wrote is read;
+- **one switch**: ``open(enabled=False)`` or ``WNAUDIT_NO_CACHE`` and nothing is
+  read or written (the CLI's ``--no-cache``);
+- **one format**: a file is a header line ``wnaudit-cache 3 <kind> <sha256>``
+  and a JSON object mapping keys to values, the digest being that of the JSON
+  bytes.  Small entries share 256 shard files (by the key's first byte), big
+  ones have a file each, named by their key and holding only it.  JSON only:
+  nothing is ever unpickled;
+- **one rule for belief**: a file whose header, digest or kind is wrong, an
+  entry stored under another key's name, or a value its kind's ``check``
+  rejects is ignored (a miss) and rewritten, never believed.  What a value
+  rests on beyond its key (the derived answers' observations) is checked by
+  its client before use;
+- **one bound**: ``MAX_TOTAL_BYTES`` over all kinds together; after a run that
+  wrote, the files written longest ago go first.  A shard keeps at most its
+  share (``MAX_SHARD_BYTES``), dropping its oldest entries; a value bigger than
+  ``MAX_FILE_BYTES`` is not kept;
+- **one write discipline**: a file is replaced whole (temporary file +
+  ``os.replace``), so readers see the old or the new file, never a part; a
+  shard is merged with what other runs wrote since it was read (when two runs
+  write one shard at once, one's new entries may be lost: misses, not wrong
+  answers).  A failure to write disables the store for the run, with a debug
+  log line, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+logger = logging.getLogger(__name__)
+
+#: All kinds' files together may hold about this many bytes.
+MAX_TOTAL_BYTES = 64 << 20
+SHARDS = 256
+#: A shard's share of the bound.
+MAX_SHARD_BYTES = MAX_TOTAL_BYTES // SHARDS
+#: No single file may take more than this share of the bound.
+MAX_FILE_BYTES = MAX_TOTAL_BYTES * 3 // 8
+#: Version directories (and old layouts) nobody wrote to for this long are removed.
+STALE_SECONDS = 30 * 24 * 3600
+FORMAT = 3
+_MAGIC = b"wnaudit-cache"
+_SUFFIX = ".json"
+_TEMP_SUFFIX = ".tmp"
+_KEY = re.compile(r"[0-9a-f]{32,64}")
+
+
+def digest_of(data: bytes) -> bytes:
+    """The cache key of a file's content (SHA-256 is hardware-accelerated where blake2b is not)."""
+    return hashlib.sha256(data).digest()[:16]
+
+
+def key_of(*parts: object) -> str:
+    """A key for entries that depend on several inputs: a SHA-256 of their JSON form."""
+    text = json.dumps(parts, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def is_key(text: object) -> bool:
+    return isinstance(text, str) and _KEY.fullmatch(text) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """A digest of wnaudit's own source: changed code never reads what older code stored."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode("utf-8", "surrogateescape") + b"\0")
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def version_key() -> str:
+    """What every entry also depends on: wnaudit's code and the parser (messages change in patch releases)."""
+    major, minor, micro = sys.version_info[:3]
+    return f"wnaudit-{code_fingerprint()}-{sys.implementation.name}-{major}.{minor}.{micro}"
+
+
+def cache_root() -> Path:
+    """``$WNAUDIT_CACHE_DIR``, else an absolute ``$XDG_CACHE_HOME``/wnaudit, else ``~/.cache/wnaudit``.
+
+    Raises ``RuntimeError`` when there is none (no usable home directory):
+    a relative home would put the cache inside whatever project is linted.
+    """
+    explicit = os.environ.get("WNAUDIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit).absolute()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return Path(xdg) / "wnaudit"
+    if xdg:
+        logger.debug("cache: ignoring XDG_CACHE_HOME=%r: not an absolute path (XDG Base Directory spec)", xdg)
+    home = Path.home()
+    if not home.is_absolute():
+        raise RuntimeError(f"home directory {str(home)!r} is not an absolute path")
+    return home / ".cache" / "wnaudit"
+
+
+def disabled_by_env() -> bool:
+    return os.environ.get("WNAUDIT_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of entry: its directory name, whether its entries share shard files, and what a value must be.
+
+    ``check`` returns the value as the client uses it, or None when the stored
+    JSON value is not one of this kind (then it is dropped, never believed).
+    """
+
+    name: str
+    sharded: bool
+    check: Callable[[Any], Any]
+
+
+def _header(kind: Kind, body: bytes) -> bytes:
+    return b"%s %d %s %s\n" % (_MAGIC, FORMAT, kind.name.encode("ascii"), hashlib.sha256(body).hexdigest().encode("ascii"))
+
+
+def encode_file(kind: Kind, entries: dict[str, Any]) -> bytes:
+    """A store file holding ``entries`` (key -> JSON value)."""
+    body = json.dumps(entries, separators=(",", ":")).encode("ascii")  # ensure_ascii: lone surrogates are escaped
+    return _header(kind, body) + body
+
+
+def decode_file(kind: Kind, raw: bytes) -> dict[str, Any]:
+    """The entries of a store file of ``kind``; ``ValueError`` when it is not one, intact."""
+    header, newline, body = raw.partition(b"\n")
+    if not newline or header + b"\n" != _header(kind, body):
+        raise ValueError("not an intact cache file of this kind")
+    try:
+        entries = json.loads(body)
+    except RecursionError as error:  # nesting no entry of ours has
+        raise ValueError("nested too deeply") from error
+    if not isinstance(entries, dict):
+        raise ValueError("not a map of entries")
+    return entries
+
+
+class CacheStore:
+    """The entries of one version directory, read per file on first use and written back by ``save``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._shard_paths: dict[tuple[str, str], Path] = {}
+        self._files: dict[Path, dict[str, Any]] = {}  # loaded shard files: key -> stored JSON value
+        self._dirty: dict[Path, Kind] = {}
+        self._wrote = False
+        self._disabled = False
+        self.hits: dict[str, int] = {}
+        self.misses: dict[str, int] = {}
+
+    @classmethod
+    def open(cls, enabled: bool = True) -> CacheStore | None:
+        """The store for this run, or None when ``enabled`` is False, ``WNAUDIT_NO_CACHE`` is set, or there is no home."""
+        if not enabled or disabled_by_env():
+            return None
+        try:
+            root = cache_root()
+        except (RuntimeError, KeyError) as error:
+            logger.debug("cache disabled: no cache directory: %s", error)
+            return None
+        return cls(root / version_key())
+
+    # -- where ----------------------------------------------------------------------
+    def _file(self, kind: Kind, key: str) -> Path:
+        if kind.sharded:
+            return self._shard_path(kind.name, key[:2])
+        return self.directory / kind.name / f"{key}{_SUFFIX}"
+
+    def _shard_path(self, kind: str, prefix: str) -> Path:
+        """Built once per shard (a warm run asks thousands of times)."""
+        found = self._shard_paths.get((kind, prefix))
+        if found is None:
+            found = self._shard_paths[(kind, prefix)] = self.directory / kind / f"{prefix}{_SUFFIX}"
+        return found
+
+    def _read(self, kind: Kind, path: Path) -> dict[str, Any] | None:
+        """A file's entries (None: absent, unreadable or damaged, then noted to be rewritten)."""
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            logger.debug("cache: cannot read %s: %s", path, error)
+            return None
+        try:
+            return decode_file(kind, raw)
+        except ValueError as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+            logger.debug("cache: ignoring damaged %s (%s); it is rewritten", path, error)
+            return None
+
+    def _shard(self, kind: Kind, key: str) -> tuple[Path, dict[str, Any]]:
+        path = self._file(kind, key)
+        entries = self._files.get(path)
+        if entries is None:
+            entries = self._files[path] = self._read(kind, path) or {}
+        return path, entries
+
+    # -- entries --------------------------------------------------------------------
+    def get(self, kind: Kind, key: str) -> Any:
+        """The value stored under ``key`` as ``kind.check`` returns it, or None (never stored, or not believed)."""
+        if kind.sharded:
+            path, entries = self._shard(kind, key)
+            stored = entries.get(key)
+        else:
+            path = self._file(kind, key)
+            stored = (self._read(kind, path) or {}).get(key)
+        value = None if stored is None else self._checked(kind, stored)
+        if value is None:
+            self.misses[kind.name] = self.misses.get(kind.name, 0) + 1
+            if stored is not None and kind.sharded:  # a damaged entry goes at the next save
+                del entries[key]
+                self._dirty[path] = kind
+            return None
+        self.hits[kind.name] = self.hits.get(kind.name, 0) + 1
+        return value
+
+    @staticmethod
+    def _checked(kind: Kind, stored: object) -> Any:
+        try:
+            return kind.check(stored)
+        except (ValueError, RecursionError) as error:
+            logger.debug("cache: ignoring a %s entry that is not one: %s", kind.name, error)
+            return None
+
+    def put(self, kind: Kind, key: str, value: object) -> None:
+        """Keep ``value`` (JSON data) under ``key``: a shard's at ``save``, an own file's now."""
+        if not is_key(key):
+            raise ValueError(f"not a cache key: {key!r}")
+        if kind.sharded:
+            path, entries = self._shard(kind, key)
+            if entries.get(key) != value:
+                entries.pop(key, None)  # re-insert last: the newest entries survive trimming
+                entries[key] = value
+                self._dirty[path] = kind
+            return
+        data = encode_file(kind, {key: value})
+        if len(data) <= MAX_FILE_BYTES:
+            self._write(self._file(kind, key), data)
+
+    def _write(self, path: Path, data: bytes) -> bool:
+        if self._disabled:
+            return False
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            replace_whole(path, data)
+        except OSError as error:
+            logger.debug("cache disabled: cannot write under %s: %s", self.directory, error)
+            self._disabled = True
+            return False
+        self._wrote = True
+        return True
+
+    def save(self) -> None:
+        """Write the shards this run changed (merged with other runs'), then keep the store bounded."""
+        dirty, self._dirty = self._dirty, {}
+        for path, kind in sorted(dirty.items()):
+            if not self._write_shard(kind, path):
+                break
+        if self._wrote:
+            self._wrote = False
+            with contextlib.suppress(OSError):
+                os.utime(self.directory)  # in use: not stale
+            evict_oldest(self.directory, MAX_TOTAL_BYTES)
+            prune_stale(self.directory)
+
+    def _write_shard(self, kind: Kind, path: Path) -> bool:
+        ours = self._files.get(path, {})
+        merged = {**(self._read(kind, path) or {}), **ours}  # another run may have added entries since we read
+        for key in [k for k in merged if not is_key(k) or k[:2] != path.stem]:
+            del merged[key]  # an entry in the wrong shard is no entry
+        data = encode_file(kind, merged)
+        while len(data) > MAX_SHARD_BYTES and merged:
+            for key in list(merged)[: max(1, len(merged) // 4)]:  # the oldest quarter first
+                del merged[key]
+            data = encode_file(kind, merged)
+        self._files[path] = merged
+        return self._write(path, data)
+
+
+def replace_whole(target: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``target``, then rename it over ``target``.
+
+    A reader sees the old file or the new one, never a part; a failure leaves
+    no temporary file behind (a cache needs no fsync: a lost entry is a miss).
+    """
+    handle, temp = tempfile.mkstemp(prefix=f".{target.stem[:8]}.", suffix=_TEMP_SUFFIX, dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def evict_oldest(directory: Path, limit: int) -> None:
+    """Remove the files of every kind written longest ago until they hold at most ``limit`` bytes together."""
+    files = []
+    with contextlib.suppress(OSError):
+        for kind_dir in os.scandir(directory):
+            if not kind_dir.is_dir(follow_symlinks=False):
+                continue
+            for entry in os.scandir(kind_dir.path):
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    files.append((info.st_mtime, info.st_size, entry.path))
+    total = sum(size for _, size, _ in files)
+    for _, size, path in sorted(files):
+        if total <= limit:
+            break
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            total -= size
+
+
+def prune_stale(directory: Path) -> None:
+    """Remove other versions' directories nobody wrote to for ``STALE_SECONDS``, and temporary files of killed runs."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for sibling in directory.parent.iterdir():
+            if sibling != directory and sibling.is_dir() and now - sibling.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(sibling, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        for temp in directory.glob(f"*/*{_TEMP_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                if now - temp.stat().st_mtime > 3600:
+                    temp.unlink()
