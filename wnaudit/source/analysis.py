@@ -206,15 +206,7 @@ class _Collector(ast.NodeVisitor):
         self.visit(node.args)
         saved_self = (self.class_qual, self.self_name)
         arguments = node.args
-        positional = (*arguments.posonlyargs, *arguments.args)
-        if self.scope.kind == "class" and self.scope.parent is self.module_scope:
-            static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
-            self.class_qual = self.scope.qualname
-            self.self_name = positional[0].arg if positional and not static else None
-        elif self.self_name is not None and any(
-            a.arg == self.self_name for a in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a
-        ):
-            self.self_name = None  # ``self`` shadowed in a nested function
+        self._enter_self(node)
         saved = self._enter(node, "function", node.name)
         for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
             self.scope.bind(arg.arg, ("opaque",))
@@ -227,6 +219,19 @@ class _Collector(ast.NodeVisitor):
         self.class_qual, self.self_name = saved_self
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _enter_self(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A method of a top-level class names its ``self``; a nested function may shadow it."""
+        arguments = node.args
+        positional = (*arguments.posonlyargs, *arguments.args)
+        if self.scope.kind == "class" and self.scope.parent is self.module_scope:
+            static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
+            self.class_qual = self.scope.qualname
+            self.self_name = positional[0].arg if positional and not static else None
+        elif self.self_name is not None and any(
+            a.arg == self.self_name for a in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a
+        ):
+            self.self_name = None  # ``self`` shadowed in a nested function
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
@@ -734,18 +739,25 @@ def _plain_classes(collector: _Collector, resolver: Resolver, aliases: Aliases) 
             continue
         if any(base is None or resolver.expr(base, collector.module_scope) != _MODULE_BASE for base in bases):
             continue
-        built: dict[str, Built] = {}
-        for attr, assignments in collector.class_builds.get(qual, {}).items():
-            line, callee, scope = assignments[0]
-            names: frozenset[str] = frozenset()
-            if len(assignments) == 1 and callee is not None:
-                names = resolver.expr(callee, scope)
-                expanded = [aliases[n] for n in names if n in aliases]
-                if expanded:
-                    names = names.difference(aliases).union(*expanded)
-            built[attr] = Built(line, tuple(sorted(names)))
-        out[qual] = built
+        out[qual] = _built_attributes(collector.class_builds.get(qual, {}), resolver, aliases)
     return out
+
+
+def _built_attributes(
+    assigned: dict[str, list[tuple[int, ast.expr | None, Scope]]], resolver: Resolver, aliases: Aliases
+) -> dict[str, Built]:
+    """Each attribute's first assignment, with the constructor when it is the attribute's only one."""
+    built: dict[str, Built] = {}
+    for attr, assignments in assigned.items():
+        line, callee, scope = assignments[0]
+        names: frozenset[str] = frozenset()
+        if len(assignments) == 1 and callee is not None:
+            names = resolver.expr(callee, scope)
+            expanded = [aliases[n] for n in names if n in aliases]
+            if expanded:
+                names = names.difference(aliases).union(*expanded)
+        built[attr] = Built(line, tuple(sorted(names)))
+    return built
 
 
 def _applies_kind(name: str, kind: str) -> bool:
