@@ -143,7 +143,7 @@ class _Walker(ast.NodeVisitor):
         #: (id of a scope, name) -> the values assigned to the name there.
         self.values: dict[tuple[int, str], list[tuple[ast.expr, _Frame]]] = {}
         #: Work for after the walk, when every binding is known: (kind, node, frame, extra).
-        self.pending: list[tuple[str, ast.AST, _Frame, object]] = []
+        self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
 
     # -- bindings ---------------------------------------------------------------
@@ -218,7 +218,7 @@ class _Walker(ast.NodeVisitor):
         if top_level:
             facts = ClassFacts(qualname, node.lineno)
             self.facts.classes[qualname] = facts
-            self.pending.append(("bases", node, outer, facts))
+            self.pending.append(("bases", list(node.bases), outer, facts))
         scope = Scope("class", qualname, outer.scope)
         self.frame = _Frame(scope, outer.number, outer.body, qualname if top_level else outer.class_qual, None, outer.method, outer.under)
         for statement in node.body:
@@ -240,7 +240,7 @@ class _Walker(ast.NodeVisitor):
                 scope.bind(arg.arg, ("opaque",))
         frame = _Frame(scope, self.functions, body, outer.class_qual, self_name, method, outer.under)
         self.frame = frame
-        self.pending.append(("decorators", node, frame, None))
+        self.pending.append(("decorators", list(node.decorator_list), frame, None))
         for statement in node.body:
             self.visit(statement)
         self.frame = outer
@@ -285,7 +285,7 @@ class _Walker(ast.NodeVisitor):
                 self._bind(item.optional_vars, None)
         # Which contexts they are is known after the walk; the frame carries the items for then.
         inner = _Frame(outer.scope, outer.number, outer.body, outer.class_qual, outer.self_name, outer.method, outer.under)
-        self.pending.append(("with", node, inner, outer))
+        self.pending.append(("with", [item.context_expr for item in node.items], inner, outer))
         self.frame = inner
         for statement in node.body:
             self.visit(statement)
@@ -383,18 +383,16 @@ class _Linker:
         for kind, node, frame, extra in self.walker.pending:
             if kind == "call":
                 self._call(node, frame)  # type: ignore[arg-type]
-            elif kind == "with":
-                self._with(node, frame)  # type: ignore[arg-type]
-            elif kind == "decorators":
-                self._decorators(node, frame)  # type: ignore[arg-type]
+            elif kind in ("with", "decorators"):
+                self._under(node, frame)  # type: ignore[arg-type]
             elif kind == "attr":
                 self._attribute(node, frame, str(extra))  # type: ignore[arg-type]
             elif kind == "return":
                 assert isinstance(extra, Body)
                 extra.returns.extend(self.refs(node, frame))  # type: ignore[arg-type]
             elif kind == "bases":
-                assert isinstance(node, ast.ClassDef) and isinstance(extra, ClassFacts)
-                extra.bases = self._bases(node, frame)
+                assert isinstance(extra, ClassFacts)
+                extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
         self._exports()
         self.facts.star_modules = tuple(self.walker.star)
         return self.facts
@@ -405,9 +403,9 @@ class _Linker:
         if refs and frame.class_qual in self.facts.classes:
             self.facts.classes[frame.class_qual].attrs.setdefault(attribute, []).extend(refs)
 
-    def _bases(self, node: ast.ClassDef, frame: _Frame) -> tuple[str, ...]:
+    def _bases(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, ...]:
         bases: list[str] = []
-        for base in node.bases:
+        for base in exprs:
             bases.extend(sorted(self.names(base, frame)))
         return tuple(bases)
 
@@ -433,19 +431,13 @@ class _Linker:
                 cached = True
         return under, cached
 
-    def _with(self, node: ast.With | ast.AsyncWith, inner: _Frame) -> None:
-        under, cached = self._contexts([item.context_expr for item in node.items], inner)
+    def _under(self, exprs: list[ast.expr], inner: _Frame) -> None:
+        """The context expressions of a ``with``, or a function's decorators: an inference context for the body?"""
+        under, cached = self._contexts(exprs, inner)
         if under and not inner.under:
             inner.under = under
         if cached:
             self.facts.folding_scopes.add(inner.number)
-
-    def _decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef, frame: _Frame) -> None:
-        under, cached = self._contexts(list(node.decorator_list), frame)
-        if under and not frame.under:
-            frame.under = under
-        if cached:
-            self.facts.folding_scopes.add(frame.number)
 
     def _call(self, node: ast.Call, frame: _Frame) -> None:
         """Record what one call says: callees, training, a fold, a helper given a model, an inference site."""
