@@ -81,6 +81,11 @@ class _Collector(ast.NodeVisitor):
         self.handed: dict[tuple[str, str], list[tuple[int, tuple[int, int, int, int] | None]]] = {}
         self.callees: dict[str, ast.Name] = {}
 
+    def walk(self, tree: ast.Module) -> None:
+        """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
+        for statement in tree.body:
+            self.visit(statement)
+
     # -- bindings -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         self.import_targets.extend(bind_import(self.scope, node, self.package, self.star_modules))
@@ -506,8 +511,7 @@ def analyze(text: str, path: str, module: str, is_package: bool = False, aliases
     with deep_recursion(), cyclic_gc_paused():
         for offset, tree in parse_pieces(text, path):
             positions.offset = offset
-            for statement in tree.body:
-                collector.visit(statement)
+            collector.walk(tree)
             del tree
         return _summarize(collector, lines, path, module, aliases or {})
 

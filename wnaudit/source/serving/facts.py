@@ -146,6 +146,11 @@ class _Walker(ast.NodeVisitor):
         self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
 
+    def walk(self, tree: ast.Module) -> None:
+        """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
+        for statement in tree.body:
+            self.visit(statement)
+
     # -- bindings ---------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
         bind_import(self.frame.scope, node, self.package, self.star)
@@ -591,7 +596,6 @@ def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_pack
     for offset, tree in pieces:
         if offset:
             ast.increment_lineno(tree, offset)
-        for statement in tree.body:
-            walker.visit(statement)
+        walker.walk(tree)
         del tree
     return _Linker(walker).run()
