@@ -320,10 +320,7 @@ class _Linker:
         if node is None or depth > _MAX_DEPTH:
             return ()
         if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
-                return self.refs(func.value, frame, depth + 1)
-            return tuple(("new", name) for name in sorted(self.names(func, frame)))
+            return self._call_refs(node, frame, depth)
         if isinstance(node, ast.Name):
             return self._name_refs(node.id, frame, depth)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -336,6 +333,13 @@ class _Linker:
         if isinstance(node, ast.Await):
             return self.refs(node.value, frame, depth + 1)
         return ()
+
+    def _call_refs(self, node: ast.Call, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """``model.eval()`` is ``model``; any other call is what calling its callee builds."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
+            return self.refs(func.value, frame, depth + 1)
+        return tuple(("new", name) for name in sorted(self.names(func, frame)))
 
     def _name_refs(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
         scope: Scope | None = frame.scope
