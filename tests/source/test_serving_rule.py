@@ -439,3 +439,60 @@ def test_files_bigger_than_a_parse_piece_keep_their_line_numbers(tmp_path: Path)
     found = _wn110([root / "voc" / "model.py"])
     assert [(name, line) for name, line, _ in found] == [("model.py", applied)]
     assert f"`voc/serve.py:{evaluated}` (`model.eval()`)" in found[0][2]
+
+
+def test_the_serving_walk_lets_each_statement_go_before_the_facts_are_linked(monkeypatch):
+    """The walker keeps decorators, ``with`` contexts and bases, never the definitions and blocks holding them.
+
+    A kept ``def``, ``class`` or ``with`` would keep its whole body, and so the
+    file's tree, alive until the facts are linked (63 bytes of memory per
+    source byte on a 4.8 MB model file, against 43).
+    """
+    import ast
+    import gc
+    import weakref
+
+    from wnaudit.source.serving import facts
+
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch.nn.utils import weight_norm
+
+
+        class Block(torch.nn.Module):
+            @staticmethod
+            def build():
+                with torch.no_grad():
+                    return weight_norm(torch.nn.Conv1d(2, 2, 3))
+
+
+        @torch.inference_mode()
+        def serve():
+            model = Block()
+            with torch.inference_mode():
+                for _ in range(2):
+                    model(1)
+        """
+    )
+    statements: list[weakref.ref] = []
+
+    def pieces():
+        tree = ast.parse(source)
+        statements.extend(weakref.ref(node) for node in ast.walk(tree) if isinstance(node, ast.stmt))
+        yield 0, tree
+
+    alive: list[str] = []
+    link = facts._Linker.run
+
+    def checked_link(self):
+        gc.collect()
+        alive.extend(type(node).__name__ for node in (ref() for ref in statements) if node is not None)
+        return link(self)
+
+    monkeypatch.setattr(facts._Linker, "run", checked_link)
+    found = facts.serving_facts(pieces(), "pkg.model", False)
+    assert len(statements) > 8
+    assert alive == []
+    assert found.classes["pkg.model.Block"].bases == ("torch.nn.Module",)
+    assert [use.what for use in found.inference] == ["`model(...)` under `torch.inference_mode()`"]

@@ -11,7 +11,7 @@ import ast
 import contextlib
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..common.gc_pause import cyclic_gc_paused
@@ -80,6 +80,11 @@ class _Collector(ast.NodeVisitor):
         #: (class, attribute) -> (line, call position or None) of each hand-over of ``self.<attribute>``.
         self.handed: dict[tuple[str, str], list[tuple[int, tuple[int, int, int, int] | None]]] = {}
         self.callees: dict[str, ast.Name] = {}
+
+    def walk(self, tree: ast.Module) -> None:
+        """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
+        for statement in tree.body:
+            self.visit(statement)
 
     # -- bindings -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -206,15 +211,7 @@ class _Collector(ast.NodeVisitor):
         self.visit(node.args)
         saved_self = (self.class_qual, self.self_name)
         arguments = node.args
-        positional = (*arguments.posonlyargs, *arguments.args)
-        if self.scope.kind == "class" and self.scope.parent is self.module_scope:
-            static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
-            self.class_qual = self.scope.qualname
-            self.self_name = positional[0].arg if positional and not static else None
-        elif self.self_name is not None and any(
-            a.arg == self.self_name for a in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a
-        ):
-            self.self_name = None  # ``self`` shadowed in a nested function
+        self._enter_self(node)
         saved = self._enter(node, "function", node.name)
         for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
             self.scope.bind(arg.arg, ("opaque",))
@@ -227,6 +224,19 @@ class _Collector(ast.NodeVisitor):
         self.class_qual, self.self_name = saved_self
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _enter_self(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """A method of a top-level class names its ``self``; a nested function may shadow it."""
+        arguments = node.args
+        positional = (*arguments.posonlyargs, *arguments.args)
+        if self.scope.kind == "class" and self.scope.parent is self.module_scope:
+            static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
+            self.class_qual = self.scope.qualname
+            self.self_name = positional[0].arg if positional and not static else None
+        elif self.self_name is not None and any(
+            a.arg == self.self_name for a in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a
+        ):
+            self.self_name = None  # ``self`` shadowed in a nested function
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
@@ -348,28 +358,38 @@ def _slim(node: ast.expr | None, depth: int = 0) -> ast.expr | None:
     if isinstance(node, ast.Attribute):
         value = _slim(node.value, depth + 1)
         return ast.Attribute(value=value, attr=node.attr) if value is not None else None
+    if isinstance(node, (ast.IfExp, ast.BoolOp)):
+        return _slim_choice(node, depth)
+    if isinstance(node, ast.NamedExpr):
+        return _slim(node.value, depth + 1)
+    if isinstance(node, ast.Call):
+        return _slim_call(node, depth)
+    return None
+
+
+def _slim_choice(node: ast.IfExp | ast.BoolOp, depth: int) -> ast.expr | None:
+    """``a if flag else b`` and ``a or b``: a BoolOp of the alternatives the resolver can read."""
     if isinstance(node, ast.IfExp):
         body, orelse = _slim(node.body, depth + 1), _slim(node.orelse, depth + 1)
         if body is None and orelse is None:
             return None
         return ast.BoolOp(op=ast.Or(), values=[v for v in (body, orelse) if v is not None])
-    if isinstance(node, ast.BoolOp):
-        values = [v for v in (_slim(v, depth + 1) for v in node.values) if v is not None]
-        return ast.BoolOp(op=node.op, values=values) if values else None
-    if isinstance(node, ast.NamedExpr):
-        return _slim(node.value, depth + 1)
-    if isinstance(node, ast.Call):
-        func = _slim(node.func, depth + 1)
-        if func is None:
-            return None
-        args: list[ast.expr] = []
-        for arg in node.args[:3]:
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                args.append(ast.Constant(value=arg.value))
-            else:
-                args.append(_slim(arg, depth + 1) or ast.Constant(value=None))
-        return ast.Call(func=func, args=args, keywords=[])
-    return None
+    values = [v for v in (_slim(v, depth + 1) for v in node.values) if v is not None]
+    return ast.BoolOp(op=node.op, values=values) if values else None
+
+
+def _slim_call(node: ast.Call, depth: int) -> ast.expr | None:
+    """A call with its callee and first three positional arguments (``getattr(nn.utils, "weight_norm")``, ``partial``)."""
+    func = _slim(node.func, depth + 1)
+    if func is None:
+        return None
+    args: list[ast.expr] = []
+    for arg in node.args[:3]:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            args.append(ast.Constant(value=arg.value))
+        else:
+            args.append(_slim(arg, depth + 1) or ast.Constant(value=None))
+    return ast.Call(func=func, args=args, keywords=[])
 
 
 class _Positions:
@@ -491,8 +511,7 @@ def analyze(text: str, path: str, module: str, is_package: bool = False, aliases
     with deep_recursion(), cyclic_gc_paused():
         for offset, tree in parse_pieces(text, path):
             positions.offset = offset
-            for statement in tree.body:
-                collector.visit(statement)
+            collector.walk(tree)
             del tree
         return _summarize(collector, lines, path, module, aliases or {})
 
@@ -541,58 +560,106 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
     summary.torch_bound = "torch" in collector.module_scope.bindings and resolver.name(
         "torch", collector.module_scope
     ) == frozenset({"torch"})
-
-    direct: dict[str, dict[str, set[str]]] = {}
-    refs: dict[str, set[str]] = {unit: set() for unit in collector.units}
-    refs.setdefault(module, set())
-    modern_remover_in: set[int] = set()
-    legacy_remover_in: set[int] = set()
-    pending: list[tuple[_CallRecord, catalogue.Spelling, str]] = []
-
+    reader = _CallReader(collector, resolver, summary, aliases)
     for call in collector.calls:
-        names = resolver.expr(call.func, call.scope)
+        reader.read(call)
+    reader.finish_removals()
+    reader.finish_units()
+    summary.imports = tuple(sorted({t for t in collector.import_targets if not _is_api_name(t)}))
+    summary.plain_classes = _plain_classes(collector, resolver, aliases)
+    summary.handed = _handed(collector, summary)
+    summary.exports = _exports(collector, resolver)
+    summary.choices = _module_choices(collector, resolver)
+    summary.star_modules = tuple(collector.star_modules)
+    summary.applications.sort(key=lambda a: a.site.key)
+    summary.removals.sort(key=lambda r: r.site.key)
+    return summary
+
+
+@dataclass
+class _CallRoles:
+    """What the catalogue says one call's callee names do."""
+
+    #: Norm kind -> the styles applied (``weight_norm`` -> {``legacy``, ``modern``}).
+    applied: dict[str, set[str]] = field(default_factory=dict)
+    #: The remover called (the modern one when names of both are possible), with the API name.
+    removal: tuple[catalogue.Spelling, str] | None = None
+    #: Every name is the legacy weight-norm applier.
+    all_legacy_weight_norm: bool = True
+
+
+class _CallReader:
+    """Resolve the recorded calls into applications, removals and the names each unit refers to."""
+
+    def __init__(self, collector: "_Collector", resolver: Resolver, summary: FileSummary, aliases: Aliases) -> None:
+        self.collector = collector
+        self.resolver = resolver
+        self.summary = summary
+        self.aliases = aliases
+        #: Unit -> norm kind -> styles applied directly in it.
+        self.direct: dict[str, dict[str, set[str]]] = {}
+        #: Unit -> project names it refers to.
+        self.refs: dict[str, set[str]] = {unit: set() for unit in collector.units}
+        self.refs.setdefault(summary.module, set())
+        #: Functions (by number) that call a modern / a legacy remover: a removal next to the other spelling's.
+        self.modern_remover_in: set[int] = set()
+        self.legacy_remover_in: set[int] = set()
+        #: Removals, kept until every function's removers are known.
+        self.pending: list[tuple[_CallRecord, catalogue.Spelling, str]] = []
+
+    def read(self, call: "_CallRecord") -> None:
+        names = self.resolver.expr(call.func, call.scope)
         if not names:
-            continue
-        imported = ""
-        if aliases:
-            # A project name bound to a torch API elsewhere is that API here.
-            expanded = [aliases[n] for n in names if n in aliases]
-            if expanded:
-                if len(names) == 1:
-                    imported = next(iter(names))
-                names = names.difference(aliases).union(*expanded)
-        unit = call.unit
-        refs.setdefault(unit, set()).update(n for n in names if not n.startswith("torch."))
-        applied: dict[str, set[str]] = {}
-        removal: tuple[catalogue.Spelling, str] | None = None
-        all_legacy_wn = True
+            return
+        names, imported = _expand_aliases(names, self.aliases)
+        self.refs.setdefault(call.unit, set()).update(n for n in names if not n.startswith("torch."))
+        roles = self._roles(call, names)
+        if roles.applied:
+            self._record_applications(call, names, roles, imported)
+        if roles.removal is not None:
+            spelling, api = roles.removal
+            remover_in = self.modern_remover_in if spelling.style is catalogue.Style.MODERN else self.legacy_remover_in
+            remover_in.add(call.function)
+            self.pending.append((call, spelling, api))
+
+    def _roles(self, call: "_CallRecord", names: frozenset[str]) -> _CallRoles:
+        """What the names apply or remove; a remover imported from the wrong module is noted as misplaced."""
+        roles = _CallRoles()
         for name in sorted(names):
             found = catalogue.spelling_for_api(name)
             if found is None:
-                all_legacy_wn = False
+                roles.all_legacy_weight_norm = False
                 real = catalogue.MISPLACED_REMOVERS.get(name)
                 if real is not None:
-                    summary.misplaced.append(Misplaced(call.site, name, real))
+                    self.summary.misplaced.append(Misplaced(call.site, name, real))
                 continue
             spelling, role = found
             if not (spelling.kind is catalogue.Kind.WEIGHT_NORM and spelling.style is catalogue.Style.LEGACY and role == "apply"):
-                all_legacy_wn = False
+                roles.all_legacy_weight_norm = False
             if role == "apply":
-                applied.setdefault(spelling.kind.value, set()).add(spelling.style.value)
-            elif role == "remove" and (removal is None or spelling.style is catalogue.Style.MODERN):
-                removal = (spelling, name)
-        chosen = _chosen_legacy_weight_norm(call, resolver, collector.choice_sites) if _WEIGHT_NORM in applied else None
-        if applied and not call.first_is_call:
+                roles.applied.setdefault(spelling.kind.value, set()).add(spelling.style.value)
+            elif role == "remove" and (roles.removal is None or spelling.style is catalogue.Style.MODERN):
+                roles.removal = (spelling, name)
+        return roles
+
+    def _record_applications(self, call: "_CallRecord", names: frozenset[str], roles: _CallRoles, imported: str) -> None:
+        """One application per norm kind the call may apply."""
+        summary = self.summary
+        chosen = (
+            _chosen_legacy_weight_norm(call, self.resolver, self.collector.choice_sites)
+            if _WEIGHT_NORM in roles.applied else None
+        )
+        if not call.first_is_call:
             summary.applies_in_place = True
-        for kind, styles in applied.items():
-            direct.setdefault(unit, {}).setdefault(kind, set()).update(styles)
+        for kind, styles in roles.applied.items():
+            self.direct.setdefault(call.unit, {}).setdefault(kind, set()).update(styles)
             picked = chosen if kind == _WEIGHT_NORM else None
             summary.applications.append(
                 Application(
                     site=call.site,
                     kind=kind,
                     styles=frozenset(styles),
-                    legacy_only=kind == _WEIGHT_NORM and (all_legacy_wn or picked is not None),
+                    legacy_only=kind == _WEIGHT_NORM and (roles.all_legacy_weight_norm or picked is not None),
                     api=min(n for n in names if _applies_kind(n, kind)),
                     via=picked[0] if picked is not None else "",
                     binding=picked[1] if picked is not None else None,
@@ -600,62 +667,66 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
                     imported=imported,
                 )
             )
-        if removal is None:
-            continue
-        spelling, api = removal
-        (modern_remover_in if spelling.style is catalogue.Style.MODERN else legacy_remover_in).add(call.function)
-        pending.append((call, spelling, api))
 
-    for call, spelling, api in pending:
+    def finish_removals(self) -> None:
+        """The removals, each with its guard (which needs every remover of its function)."""
+        for call, spelling, api in self.pending:
+            self.summary.removals.append(self._removal(call, spelling, api))
+
+    def _removal(self, call: "_CallRecord", spelling: catalogue.Spelling, api: str) -> Removal:
         if spelling.style is catalogue.Style.MODERN:
-            summary.removals.append(
-                Removal(
-                    site=call.site,
-                    kind="",
-                    style=_MODERN,
-                    api=api,
-                    guard=_guard(call.caught, call.ifs, call.function in legacy_remover_in, modern=True),
-                    missing_tensor_name=call.missing_tensor_name,
-                    leave_parametrized_false=call.leave_parametrized_false,
-                    star_args=call.star_args,
-                    self_attr=call.self_attr,
-                )
+            return Removal(
+                site=call.site,
+                kind="",
+                style=_MODERN,
+                api=api,
+                guard=_guard(call.caught, call.ifs, call.function in self.legacy_remover_in, modern=True),
+                missing_tensor_name=call.missing_tensor_name,
+                leave_parametrized_false=call.leave_parametrized_false,
+                star_args=call.star_args,
+                self_attr=call.self_attr,
             )
-        else:
-            summary.removals.append(
-                Removal(
-                    site=call.site,
-                    kind=spelling.kind.value,
-                    style=_LEGACY,
-                    api=api,
-                    guard=_guard(call.caught, call.ifs, call.function in modern_remover_in, modern=False),
-                    star_args=call.star_args,
-                    self_attr=call.self_attr,
-                )
+        return Removal(
+            site=call.site,
+            kind=spelling.kind.value,
+            style=_LEGACY,
+            api=api,
+            guard=_guard(call.caught, call.ifs, call.function in self.modern_remover_in, modern=False),
+            star_args=call.star_args,
+            self_attr=call.self_attr,
+        )
+
+    def finish_units(self) -> None:
+        """Each unit's directly applied norms and the project names it refers to (calls and bases)."""
+        for unit, base, scope in self.collector.bases:
+            self.refs.setdefault(unit, set()).update(n for n in self.resolver.expr(base, scope) if not _is_api_name(n))
+        for unit in sorted(self.refs):
+            kinds = self.direct.get(unit, {})
+            self.summary.units[unit] = Unit(
+                direct=tuple(sorted((k, frozenset(v)) for k, v in kinds.items())),
+                refs=tuple(sorted(self.refs[unit])),
             )
 
-    for unit, base, scope in collector.bases:
-        refs.setdefault(unit, set()).update(n for n in resolver.expr(base, scope) if not _is_api_name(n))
-    for unit in sorted(refs):
-        kinds = direct.get(unit, {})
-        summary.units[unit] = Unit(
-            direct=tuple(sorted((k, frozenset(v)) for k, v in kinds.items())),
-            refs=tuple(sorted(refs[unit])),
-        )
-    summary.imports = tuple(sorted({t for t in collector.import_targets if not _is_api_name(t)}))
-    summary.plain_classes = _plain_classes(collector, resolver, aliases)
+
+def _expand_aliases(names: frozenset[str], aliases: Aliases) -> tuple[frozenset[str], str]:
+    """A project name bound to a torch API elsewhere is that API here; also the one project name called, if so."""
+    if not aliases:
+        return names, ""
+    expanded = [aliases[n] for n in names if n in aliases]
+    if not expanded:
+        return names, ""
+    imported = next(iter(names)) if len(names) == 1 else ""
+    return names.difference(aliases).union(*expanded), imported
+
+
+def _handed(collector: "_Collector", summary: FileSummary) -> dict[tuple[str, str], tuple[int, ...]]:
+    """Lines of the calls other than removals that receive ``self.<attribute>`` of a plain class."""
     removal_calls = {r.site.key for r in summary.removals}
-    summary.handed = {
+    return {
         key: tuple(line for line, call in uses if call not in removal_calls)
         for key, uses in collector.handed.items()
         if key[0] in summary.plain_classes
     }
-    summary.exports = _exports(collector, resolver)
-    summary.choices = _module_choices(collector, resolver)
-    summary.star_modules = tuple(collector.star_modules)
-    summary.applications.sort(key=lambda a: a.site.key)
-    summary.removals.sort(key=lambda r: r.site.key)
-    return summary
 
 
 _MODULE_BASE = frozenset({"torch.nn.Module"})
@@ -672,18 +743,25 @@ def _plain_classes(collector: _Collector, resolver: Resolver, aliases: Aliases) 
             continue
         if any(base is None or resolver.expr(base, collector.module_scope) != _MODULE_BASE for base in bases):
             continue
-        built: dict[str, Built] = {}
-        for attr, assignments in collector.class_builds.get(qual, {}).items():
-            line, callee, scope = assignments[0]
-            names: frozenset[str] = frozenset()
-            if len(assignments) == 1 and callee is not None:
-                names = resolver.expr(callee, scope)
-                expanded = [aliases[n] for n in names if n in aliases]
-                if expanded:
-                    names = names.difference(aliases).union(*expanded)
-            built[attr] = Built(line, tuple(sorted(names)))
-        out[qual] = built
+        out[qual] = _built_attributes(collector.class_builds.get(qual, {}), resolver, aliases)
     return out
+
+
+def _built_attributes(
+    assigned: dict[str, list[tuple[int, ast.expr | None, Scope]]], resolver: Resolver, aliases: Aliases
+) -> dict[str, Built]:
+    """Each attribute's first assignment, with the constructor when it is the attribute's only one."""
+    built: dict[str, Built] = {}
+    for attr, assignments in assigned.items():
+        line, callee, scope = assignments[0]
+        names: frozenset[str] = frozenset()
+        if len(assignments) == 1 and callee is not None:
+            names = resolver.expr(callee, scope)
+            expanded = [aliases[n] for n in names if n in aliases]
+            if expanded:
+                names = names.difference(aliases).union(*expanded)
+        built[attr] = Built(line, tuple(sorted(names)))
+    return built
 
 
 def _applies_kind(name: str, kind: str) -> bool:
@@ -718,17 +796,29 @@ def _bound_choice(name: str, scope: Scope, resolver: Resolver, choice_sites: dic
         return None
     legacy: list[Site] = []
     for leaf in value.values:
-        names = resolver.expr(leaf, where)
-        spellings = [catalogue.spelling_for_api(n) for n in names]
-        if any(found is None or found[1] != "apply" for found in spellings):
+        spellings = _applier_spellings(leaf, where, resolver)
+        if spellings is None:
             return None  # an alternative known to be something other than a norm applier
-        kinds = {found[0].kind for found in spellings if found is not None}
-        styles = {found[0].style for found in spellings if found is not None}
-        if catalogue.Kind.WEIGHT_NORM in kinds:
-            if styles != {catalogue.Style.LEGACY} or kinds != {catalogue.Kind.WEIGHT_NORM} or id(leaf) not in choice_sites:
+        if any(spelling.kind is catalogue.Kind.WEIGHT_NORM for spelling in spellings):
+            if not _only_legacy_weight_norm(spellings) or id(leaf) not in choice_sites:
                 return None
             legacy.append(choice_sites[id(leaf)])
     return legacy[0] if len(legacy) == 1 else None
+
+
+def _applier_spellings(leaf: ast.expr, scope: Scope, resolver: Resolver) -> list[catalogue.Spelling] | None:
+    """The spellings an alternative of a choice may apply (None: it may be something other than a norm applier)."""
+    spellings: list[catalogue.Spelling] = []
+    for name in resolver.expr(leaf, scope):
+        found = catalogue.spelling_for_api(name)
+        if found is None or found[1] != "apply":
+            return None
+        spellings.append(found[0])
+    return spellings
+
+
+def _only_legacy_weight_norm(spellings: list[catalogue.Spelling]) -> bool:
+    return {s.kind for s in spellings} == {catalogue.Kind.WEIGHT_NORM} and {s.style for s in spellings} == {catalogue.Style.LEGACY}
 
 
 def _module_choices(collector: _Collector, resolver: Resolver) -> dict[str, Site]:

@@ -213,26 +213,28 @@ class Project:
         if key in self._modules:
             return self._modules[key]
         parts = dotted.split(".")
-        found: Path | None = None
-        if all(map(str.isidentifier, parts)):
-            root_text = self._root_texts.get(root)
-            if root_text is None:
-                root_text = self._root_texts[root] = str(root)
-            leaf = parts[-1]
-            parent = os.path.join(root_text, *parts[:-1]) if len(parts) > 1 else root_text
-            kinds = self._kinds(parent)
-            # A listing proves absence (the common case, no stat at all); what may be there is asked of ``stat``.
-            if kinds is None or kinds.get(leaf, 0) & _DIR or kinds.get(leaf + ".py", 0) & _FILE or kinds.get(leaf + ".pyi", 0) & _FILE:
-                base = os.path.join(parent, leaf)
-                for candidate in (os.path.join(base, "__init__.py"), *(base + suffix for suffix in _SOURCE_SUFFIXES)):
-                    if self._isfile(candidate):
-                        found = Path(candidate)
-                        break
-                else:
-                    if self._isdir(base):
-                        found = Path(base)  # a namespace package: a directory without __init__.py
+        found = self._module_under(root, parts) if all(map(str.isidentifier, parts)) else None
         self._modules[key] = found
         return found
+
+    def _module_under(self, root: Path, parts: list[str]) -> Path | None:
+        """The module, package ``__init__`` or namespace directory ``parts`` names under ``root`` (None: not there)."""
+        root_text = self._root_texts.get(root)
+        if root_text is None:
+            root_text = self._root_texts[root] = str(root)
+        leaf = parts[-1]
+        parent = os.path.join(root_text, *parts[:-1]) if len(parts) > 1 else root_text
+        kinds = self._kinds(parent)
+        # A listing proves absence (the common case, no stat at all); what may be there is asked of ``stat``.
+        if not (kinds is None or kinds.get(leaf, 0) & _DIR or kinds.get(leaf + ".py", 0) & _FILE or kinds.get(leaf + ".pyi", 0) & _FILE):
+            return None
+        base = os.path.join(parent, leaf)
+        for candidate in (os.path.join(base, "__init__.py"), *(base + suffix for suffix in _SOURCE_SUFFIXES)):
+            if self._isfile(candidate):
+                return Path(candidate)
+        if self._isdir(base):
+            return Path(base)  # a namespace package: a directory without __init__.py
+        return None
 
     def _kinds(self, directory: str) -> dict[str, int] | None:
         """``list_kinds``, once per directory per run."""
@@ -392,17 +394,28 @@ def relative_base(statement: RawImport, package: tuple[str, ...]) -> tuple[str, 
 
 def statement_bindings(statement: RawImport, base: tuple[str, ...]) -> list[ImportBinding]:
     """The bindings of one statement whose relative package is ``base`` (``relative_base``)."""
-    out: list[ImportBinding] = []
     if statement.module is None:
-        for dotted, alias in statement.names:
-            bound = alias or dotted.partition(".")[0]
-            out.append(ImportBinding(bound, dotted, "*"))
-            if not alias and "." in dotted:
-                out.append(ImportBinding(bound, dotted.partition(".")[0], "*"))
-        return out
+        return _import_bindings(statement)
     module = statement.module
     if statement.level:
         module = ".".join([*base, *([module] if module else [])])
+    return _from_import_bindings(statement, module)
+
+
+def _import_bindings(statement: RawImport) -> list[ImportBinding]:
+    """``import a.b as c`` binds ``c`` to ``a.b``; ``import a.b`` binds ``a`` (and makes ``a.b`` reachable)."""
+    out: list[ImportBinding] = []
+    for dotted, alias in statement.names:
+        bound = alias or dotted.partition(".")[0]
+        out.append(ImportBinding(bound, dotted, "*"))
+        if not alias and "." in dotted:
+            out.append(ImportBinding(bound, dotted.partition(".")[0], "*"))
+    return out
+
+
+def _from_import_bindings(statement: RawImport, module: str) -> list[ImportBinding]:
+    """``from module import name as alias``: the name of the module, or its submodule of that name."""
+    out: list[ImportBinding] = []
     prefix = f"{module}." if module else ""
     for name, alias in statement.names:
         if name == "*":

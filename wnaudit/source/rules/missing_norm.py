@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterator
 from ...common.findings import Applicability, Severity
 from ...core import catalogue
 from ..context import Context
-from ..model import FileSummary, Removal
+from ..model import Built, FileSummary, Removal
 from .base import LEGACY, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
@@ -107,37 +107,55 @@ class RemovalFromModuleWithoutNorm(Rule):
         if summary.applies_in_place:
             return  # some code norms modules after they are built: constructions do not tell
         for removal in summary.removals:
-            attr = removal.self_attr
-            if not attr or removal.guard != "none" or removal.star_args:
+            built = self._plain_attribute(summary, removal)
+            if built is None:
                 continue
-            owner = removal.site.unit
-            built = summary.plain_classes.get(owner, {}).get(attr)
-            if built is None or not built.constructor or summary.handed.get((owner, attr)):
-                continue
-            what = removal.kind if removal.style == LEGACY else "parametrization"
             if all(_torch_module_class(name) for name in built.constructor):
-                yield Candidate(
-                    self.code,
-                    removal.site,
-                    f"`self.{attr}` holds no norm: it is built as {' or '.join(built.constructor)} at line {built.line} "
-                    f"and never normed, so {removal.api} finds no {what} on it, raises ValueError and folds nothing",
-                    None,
-                )
+                yield self._never_normed(removal, built)
                 continue
-            found = self._wrapper(summary, context, removal, built.constructor)
-            if found is None:
-                continue
-            wrapper, children = found
-            child, (path, line) = children[0]
-            where = ", ".join(f"`.{name}` (applied at {Path(p).name}:{n})" for name, (p, n) in children)
-            advice = f"; remove it from `self.{attr}.{child}`" if len(children) == 1 else ""
-            yield Candidate(
-                self.code,
-                removal.site,
-                f"`self.{attr}` is a {wrapper} (built at line {built.line}) whose norm sits on its child {where}: "
-                f"{removal.api} on the wrapper finds no {what}, raises ValueError and folds nothing{advice}",
-                Fix(functools.partial(call_on_child, child), removal.kind or WEIGHT_NORM) if len(children) == 1 else None,
-            )
+            candidate = self._on_wrapper(summary, context, removal, built)
+            if candidate is not None:
+                yield candidate
+
+    @staticmethod
+    def _plain_attribute(summary: FileSummary, removal: Removal) -> Built | None:
+        """How the unguarded removal's ``self.<attr>`` is built, when its class's code shows it and nothing else gets it."""
+        attr = removal.self_attr
+        if not attr or removal.guard != "none" or removal.star_args:
+            return None
+        owner = removal.site.unit
+        built = summary.plain_classes.get(owner, {}).get(attr)
+        if built is None or not built.constructor or summary.handed.get((owner, attr)):
+            return None
+        return built
+
+    def _never_normed(self, removal: Removal, built: Built) -> Candidate:
+        """The attribute is a torch module built without a norm: the removal raises."""
+        return Candidate(
+            self.code,
+            removal.site,
+            f"`self.{removal.self_attr}` holds no norm: it is built as {' or '.join(built.constructor)} at line {built.line} "
+            f"and never normed, so {removal.api} finds no {_sought(removal)} on it, raises ValueError and folds nothing",
+            None,
+        )
+
+    def _on_wrapper(self, summary: FileSummary, context: Context, removal: Removal, built: Built) -> Candidate | None:
+        """The attribute is a project class whose child holds the norm: fixable when exactly one child does."""
+        found = self._wrapper(summary, context, removal, built.constructor)
+        if found is None:
+            return None
+        wrapper, children = found
+        child = children[0][0]
+        where = ", ".join(f"`.{name}` (applied at {Path(p).name}:{n})" for name, (p, n) in children)
+        attr = removal.self_attr
+        advice = f"; remove it from `self.{attr}.{child}`" if len(children) == 1 else ""
+        return Candidate(
+            self.code,
+            removal.site,
+            f"`self.{attr}` is a {wrapper} (built at line {built.line}) whose norm sits on its child {where}: "
+            f"{removal.api} on the wrapper finds no {_sought(removal)}, raises ValueError and folds nothing{advice}",
+            Fix(functools.partial(call_on_child, child), removal.kind or WEIGHT_NORM) if len(children) == 1 else None,
+        )
 
     @staticmethod
     def _wrapper(
@@ -164,3 +182,8 @@ class RemovalFromModuleWithoutNorm(Rule):
         if not children:
             return None
         return unit.rpartition(".")[2], children
+
+
+def _sought(removal: Removal) -> str:
+    """What the removal looks for, as a message names it."""
+    return removal.kind if removal.style == LEGACY else "parametrization"

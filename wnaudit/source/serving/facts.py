@@ -143,8 +143,13 @@ class _Walker(ast.NodeVisitor):
         #: (id of a scope, name) -> the values assigned to the name there.
         self.values: dict[tuple[int, str], list[tuple[ast.expr, _Frame]]] = {}
         #: Work for after the walk, when every binding is known: (kind, node, frame, extra).
-        self.pending: list[tuple[str, ast.AST, _Frame, object]] = []
+        self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
+
+    def walk(self, tree: ast.Module) -> None:
+        """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
+        for statement in tree.body:
+            self.visit(statement)
 
     # -- bindings ---------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -218,7 +223,7 @@ class _Walker(ast.NodeVisitor):
         if top_level:
             facts = ClassFacts(qualname, node.lineno)
             self.facts.classes[qualname] = facts
-            self.pending.append(("bases", node, outer, facts))
+            self.pending.append(("bases", list(node.bases), outer, facts))
         scope = Scope("class", qualname, outer.scope)
         self.frame = _Frame(scope, outer.number, outer.body, qualname if top_level else outer.class_qual, None, outer.method, outer.under)
         for statement in node.body:
@@ -232,33 +237,39 @@ class _Walker(ast.NodeVisitor):
         outer = self.frame
         qualname = self._qualname(node.name)
         outer.scope.bind(node.name, ("qual", qualname))
-        decorators = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
-        is_classmethod = bool(decorators & {"classmethod", "staticmethod"})
-        positional = [*node.args.posonlyargs, *node.args.args]
-        body = outer.body
-        class_qual, self_name, method = outer.class_qual, outer.self_name, outer.method
-        in_class_body = outer.scope.kind == "class" and class_qual is not None and outer.scope.qualname == class_qual
-        if in_class_body:
-            body = Body(node.name, node.lineno, is_classmethod=is_classmethod, end_line=node.end_lineno or node.lineno)
-            self.facts.classes[class_qual].methods.setdefault(node.name, body)  # type: ignore[index]
-            self_name = positional[0].arg if positional and not is_classmethod else None
-            method = node.name
-        elif outer.scope is self.module_scope:
-            body = Body(qualname, node.lineno, end_line=node.end_lineno or node.lineno)
-            self.facts.functions[qualname] = body
-        elif self_name is not None and any(a.arg == self_name for a in (*positional, *node.args.kwonlyargs)):
-            self_name = None  # ``self`` shadowed in a nested function
+        body, self_name, method = self._function_body(node, qualname, outer)
         self.functions += 1
         scope = Scope("function", qualname, outer.scope)
-        for arg in (*positional, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
             if arg is not None:
                 scope.bind(arg.arg, ("opaque",))
-        frame = _Frame(scope, self.functions, body, class_qual, self_name, method, outer.under)
+        frame = _Frame(scope, self.functions, body, outer.class_qual, self_name, method, outer.under)
         self.frame = frame
-        self.pending.append(("decorators", node, frame, None))
+        self.pending.append(("decorators", list(node.decorator_list), frame, None))
         for statement in node.body:
             self.visit(statement)
         self.frame = outer
+
+    def _function_body(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, outer: _Frame
+    ) -> tuple[Body | None, str | None, str]:
+        """Where a definition's facts go (a new method or module-level function, else the enclosing body), its ``self`` and method."""
+        positional = [*node.args.posonlyargs, *node.args.args]
+        class_qual = outer.class_qual
+        if outer.scope.kind == "class" and class_qual is not None and outer.scope.qualname == class_qual:
+            decorators = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+            is_classmethod = bool(decorators & {"classmethod", "staticmethod"})
+            body = Body(node.name, node.lineno, is_classmethod=is_classmethod, end_line=node.end_lineno or node.lineno)
+            self.facts.classes[class_qual].methods.setdefault(node.name, body)
+            return body, positional[0].arg if positional and not is_classmethod else None, node.name
+        if outer.scope is self.module_scope:
+            body = Body(qualname, node.lineno, end_line=node.end_lineno or node.lineno)
+            self.facts.functions[qualname] = body
+            return body, outer.self_name, outer.method
+        self_name = outer.self_name
+        if self_name is not None and any(a.arg == self_name for a in (*positional, *node.args.kwonlyargs)):
+            self_name = None  # ``self`` shadowed in a nested function
+        return outer.body, self_name, outer.method
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -279,7 +290,7 @@ class _Walker(ast.NodeVisitor):
                 self._bind(item.optional_vars, None)
         # Which contexts they are is known after the walk; the frame carries the items for then.
         inner = _Frame(outer.scope, outer.number, outer.body, outer.class_qual, outer.self_name, outer.method, outer.under)
-        self.pending.append(("with", node, inner, outer))
+        self.pending.append(("with", [item.context_expr for item in node.items], inner, outer))
         self.frame = inner
         for statement in node.body:
             self.visit(statement)
@@ -309,10 +320,7 @@ class _Linker:
         if node is None or depth > _MAX_DEPTH:
             return ()
         if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
-                return self.refs(func.value, frame, depth + 1)
-            return tuple(("new", name) for name in sorted(self.names(func, frame)))
+            return self._call_refs(node, frame, depth)
         if isinstance(node, ast.Name):
             return self._name_refs(node.id, frame, depth)
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -325,6 +333,13 @@ class _Linker:
         if isinstance(node, ast.Await):
             return self.refs(node.value, frame, depth + 1)
         return ()
+
+    def _call_refs(self, node: ast.Call, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """``model.eval()`` is ``model``; any other call is what calling its callee builds."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
+            return self.refs(func.value, frame, depth + 1)
+        return tuple(("new", name) for name in sorted(self.names(func, frame)))
 
     def _name_refs(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
         scope: Scope | None = frame.scope
@@ -377,26 +392,31 @@ class _Linker:
         for kind, node, frame, extra in self.walker.pending:
             if kind == "call":
                 self._call(node, frame)  # type: ignore[arg-type]
-            elif kind == "with":
-                self._with(node, frame)  # type: ignore[arg-type]
-            elif kind == "decorators":
-                self._decorators(node, frame)  # type: ignore[arg-type]
+            elif kind in ("with", "decorators"):
+                self._under(node, frame)  # type: ignore[arg-type]
             elif kind == "attr":
-                refs = self.refs(node, frame)  # type: ignore[arg-type]
-                if refs and frame.class_qual in self.facts.classes:
-                    self.facts.classes[frame.class_qual].attrs.setdefault(str(extra), []).extend(refs)
+                self._attribute(node, frame, str(extra))  # type: ignore[arg-type]
             elif kind == "return":
                 assert isinstance(extra, Body)
                 extra.returns.extend(self.refs(node, frame))  # type: ignore[arg-type]
             elif kind == "bases":
-                assert isinstance(node, ast.ClassDef) and isinstance(extra, ClassFacts)
-                bases: list[str] = []
-                for base in node.bases:
-                    bases.extend(sorted(self.names(base, frame)))
-                extra.bases = tuple(bases)
+                assert isinstance(extra, ClassFacts)
+                extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
         self._exports()
         self.facts.star_modules = tuple(self.walker.star)
         return self.facts
+
+    def _attribute(self, value: ast.expr, frame: _Frame, attribute: str) -> None:
+        """``self.<attribute> = <model>`` in a method: the class holds that model."""
+        refs = self.refs(value, frame)
+        if refs and frame.class_qual in self.facts.classes:
+            self.facts.classes[frame.class_qual].attrs.setdefault(attribute, []).extend(refs)
+
+    def _bases(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, ...]:
+        bases: list[str] = []
+        for base in exprs:
+            bases.extend(sorted(self.names(base, frame)))
+        return tuple(bases)
 
     def _exports(self) -> None:
         scope = self.walker.module_scope
@@ -420,23 +440,39 @@ class _Linker:
                 cached = True
         return under, cached
 
-    def _with(self, node: ast.With | ast.AsyncWith, inner: _Frame) -> None:
-        under, cached = self._contexts([item.context_expr for item in node.items], inner)
+    def _under(self, exprs: list[ast.expr], inner: _Frame) -> None:
+        """The context expressions of a ``with``, or a function's decorators: an inference context for the body?"""
+        under, cached = self._contexts(exprs, inner)
         if under and not inner.under:
             inner.under = under
         if cached:
             self.facts.folding_scopes.add(inner.number)
 
-    def _decorators(self, node: ast.FunctionDef | ast.AsyncFunctionDef, frame: _Frame) -> None:
-        under, cached = self._contexts(list(node.decorator_list), frame)
-        if under and not frame.under:
-            frame.under = under
-        if cached:
-            self.facts.folding_scopes.add(frame.number)
-
     def _call(self, node: ast.Call, frame: _Frame) -> None:
+        """Record what one call says: callees, training, a fold, a helper given a model, an inference site."""
         func = node.func
         names = self.names(func, frame)
+        self._note_callees(func, names, frame)
+        first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+        if _trains(node, names):
+            self.facts.training_scopes.add(frame.number)
+        if self._folds(node, names, first, frame):
+            return
+        receiver = self.model_refs(func.value, frame) if isinstance(func, ast.Attribute) else ()
+        if names and not receiver:
+            self._note_model_arguments(node, names, frame)
+        if isinstance(func, ast.Attribute) and self._inference_method(node, func, frame):
+            return
+        if names & _CAPTURES and first is not None:
+            self._capture(node, func, first, frame)
+            return
+        if receiver and isinstance(func, ast.Attribute):
+            # ``model.dec.remove_weight_norm()`` is about ``model.dec``: the member, where it is known.
+            self.facts.method_calls.append((self.member_refs(func.value, frame) or receiver, func.attr, frame.number))
+        self._call_under_context(node, func, receiver, frame)
+
+    def _note_callees(self, func: ast.expr, names: frozenset[str], frame: _Frame) -> None:
+        """What the enclosing function and class call: the project names, and the attribute names."""
         body = frame.body
         if isinstance(func, ast.Attribute) and not any(n.partition(".")[0] in API_ROOTS for n in names):
             # ``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
@@ -450,76 +486,104 @@ class _Linker:
             body.callees.update(n for n in names if n.partition(".")[0] not in API_ROOTS)
         if frame.class_qual is not None and frame.class_qual in self.facts.classes:
             self.facts.classes[frame.class_qual].builds.update(names)
-        first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
-        line, column = node.lineno, node.col_offset + 1
-        # Training: optimizers, backward(), train() / train(True).
-        if any(n.startswith(catalogue.TRAINING_API_PREFIXES) for n in names) or (
-            isinstance(func, ast.Attribute) and (
-                func.attr in catalogue.TRAINING_METHODS
-                or (func.attr == "train" and (not node.args or _is_true(node.args[0])))
-            )
-        ):
-            self.facts.training_scopes.add(frame.number)
-        # Folds.
+
+    def _folds(self, node: ast.Call, names: frozenset[str], first: ast.expr | None, frame: _Frame) -> bool:
+        """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""
         if names & _FOLDS:
             refs = self.model_refs(first, frame) if first is not None else ()
-            self._fold(Use(line, column, ast.unparse(node), refs, frame.number), frame)
-            return
+            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number), frame)
+            return True
+        func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "apply" and first is not None:
-            applied = self.names(first, frame)
-            receiver = self.model_refs(func.value, frame)
-            if applied & _FOLDS:
-                self._fold(Use(line, column, ast.unparse(node), receiver, frame.number), frame)
-                return
-            if applied:
-                self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number))
-                if body is not None:
-                    body.callees.update(applied)
-        receiver = self.model_refs(func.value, frame) if isinstance(func, ast.Attribute) else ()
-        if names and not receiver:
-            arg_refs = [ref for arg in node.args if not isinstance(arg, ast.Starred) for ref in self.model_refs(arg, frame)]
-            if arg_refs:
-                self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), tuple(arg_refs), frame.number))
-        # Inference.
-        if isinstance(func, ast.Attribute) and func.attr in catalogue.INFERENCE_METHODS:
-            needed = catalogue.INFERENCE_METHODS[func.attr]
-            if needed is None or (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is needed):
-                refs = self.model_refs(func.value, frame)
-                site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value))
-                if (
-                    body is not None and frame.self_name is not None and isinstance(func.value, ast.Name)
-                    and func.value.id == frame.self_name and body.evaluates_self is None
-                ):
-                    body.evaluates_self = Use(line, column, f"`{ast.unparse(node)}` in `{(frame.class_qual or '').rpartition('.')[2]}.{body.name}()`", (), frame.number, "self")
-                if body is not None and body.is_classmethod and func.attr == "eval" and body.evaluates is None:
-                    owner = (frame.class_qual or "").rpartition(".")[2]
-                    body.evaluates = Use(line, column, f"{site.what} in `{owner}.{body.name}()`", refs, frame.number, site.target)
-                if refs:
-                    self.facts.inference.append(site)
-                return
-        if names & _CAPTURES and first is not None:
-            refs = self.model_refs(first, frame)
-            if refs:
-                self.facts.inference.append(
-                    Use(line, column, f"`{ast.unparse(func)}({ast.unparse(first)})`", refs, frame.number, ast.unparse(first), "capture")
-                )
-            return
-        if receiver and isinstance(func, ast.Attribute):
-            # ``model.dec.remove_weight_norm()`` is about ``model.dec``: the member, where it is known.
-            self.facts.method_calls.append((self.member_refs(func.value, frame) or receiver, func.attr, frame.number))
-        called = self.model_refs(func, frame) if isinstance(func, (ast.Name, ast.Attribute)) else ()
-        if frame.under and called and not (isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS):
-            written = ast.unparse(func)
-            model = ast.unparse(func.value) if isinstance(func, ast.Attribute) and receiver else written
+            return self._applied_function(node, func, first, frame)
+        return False
+
+    def _applied_function(self, node: ast.Call, func: ast.Attribute, first: ast.expr, frame: _Frame) -> bool:
+        """``model.apply(fn)``: a fold when ``fn`` is one (True: the call is fully recorded), else a helper call."""
+        applied = self.names(first, frame)
+        receiver = self.model_refs(func.value, frame)
+        if applied & _FOLDS:
+            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), receiver, frame.number), frame)
+            return True
+        if applied:
+            self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number))
+            if frame.body is not None:
+                frame.body.callees.update(applied)
+        return False
+
+    def _note_model_arguments(self, node: ast.Call, names: frozenset[str], frame: _Frame) -> None:
+        """``fold_all(model)``: a project function handed a model may fold it."""
+        arg_refs = [ref for arg in node.args if not isinstance(arg, ast.Starred) for ref in self.model_refs(arg, frame)]
+        if arg_refs:
+            self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), tuple(arg_refs), frame.number))
+
+    def _inference_method(self, node: ast.Call, func: ast.Attribute, frame: _Frame) -> bool:
+        """``model.eval()``, ``model.requires_grad_(False)``: an inference site (True: the call is fully recorded)."""
+        if func.attr not in catalogue.INFERENCE_METHODS:
+            return False
+        needed = catalogue.INFERENCE_METHODS[func.attr]
+        if needed is not None and not (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is needed):
+            return False
+        line, column = node.lineno, node.col_offset + 1
+        refs = self.model_refs(func.value, frame)
+        site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value))
+        body = frame.body
+        if body is not None:
+            self._note_method_evaluates(node, func, site, body, frame)
+        if refs:
+            self.facts.inference.append(site)
+        return True
+
+    def _note_method_evaluates(self, node: ast.Call, func: ast.Attribute, site: Use, body: Body, frame: _Frame) -> None:
+        """A method evaluating ``self``, or a classmethod evaluating what it builds (``from_pretrained``)."""
+        owner = (frame.class_qual or "").rpartition(".")[2]
+        if (
+            frame.self_name is not None and isinstance(func.value, ast.Name)
+            and func.value.id == frame.self_name and body.evaluates_self is None
+        ):
+            what = f"`{ast.unparse(node)}` in `{owner}.{body.name}()`"
+            body.evaluates_self = Use(site.line, site.column, what, (), frame.number, "self")
+        if body.is_classmethod and func.attr == "eval" and body.evaluates is None:
+            what = f"{site.what} in `{owner}.{body.name}()`"
+            body.evaluates = Use(site.line, site.column, what, site.refs, frame.number, site.target)
+
+    def _capture(self, node: ast.Call, func: ast.expr, first: ast.expr, frame: _Frame) -> None:
+        """``torch.compile(model)``, ``torch.jit.trace(model, ...)``: the model is captured as it is."""
+        refs = self.model_refs(first, frame)
+        if refs:
+            what = f"`{ast.unparse(func)}({ast.unparse(first)})`"
             self.facts.inference.append(
-                Use(line, column, f"`{written}(...)` under `{frame.under}`", called, frame.number, model, "call")
+                Use(node.lineno, node.col_offset + 1, what, refs, frame.number, ast.unparse(first), "capture")
             )
+
+    def _call_under_context(self, node: ast.Call, func: ast.expr, receiver: tuple[Ref, ...], frame: _Frame) -> None:
+        """``model(...)`` under ``torch.inference_mode()``: the model runs for inference."""
+        if not frame.under:
+            return
+        called = self.model_refs(func, frame) if isinstance(func, (ast.Name, ast.Attribute)) else ()
+        if not called or (isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS):
+            return
+        written = ast.unparse(func)
+        model = ast.unparse(func.value) if isinstance(func, ast.Attribute) and receiver else written
+        self.facts.inference.append(
+            Use(node.lineno, node.col_offset + 1, f"`{written}(...)` under `{frame.under}`", called, frame.number, model, "call")
+        )
 
     def _fold(self, use: Use, frame: _Frame) -> None:
         self.facts.folds.append(use)
         self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
+
+
+def _trains(node: ast.Call, names: frozenset[str]) -> bool:
+    """Optimizers, ``backward()``, ``train()`` / ``train(True)``: the function trains."""
+    if any(n.startswith(catalogue.TRAINING_API_PREFIXES) for n in names):
+        return True
+    func = node.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    return func.attr in catalogue.TRAINING_METHODS or (func.attr == "train" and (not node.args or _is_true(node.args[0])))
 
 
 def _is_true(node: ast.expr) -> bool:
@@ -536,7 +600,6 @@ def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_pack
     for offset, tree in pieces:
         if offset:
             ast.increment_lineno(tree, offset)
-        for statement in tree.body:
-            walker.visit(statement)
+        walker.walk(tree)
         del tree
     return _Linker(walker).run()

@@ -289,33 +289,55 @@ class ServingIndex:
         if depth > _MAX_DEPTH:
             return frozenset()
         self._instances[memo] = (len(self._interesting), frozenset())  # a loader returning what it loads resolves to nothing more
-        out: set[Key] = set()
-        if ref[0] == "new" and self._interesting.intersection(ref[1].split(".")):  # only names that can be carriers
-            found = self.lookup(file, ref[1])
-            if found is not None:
-                key, rest = found
-                if self._class(key) is not None:
-                    out.add(key)  # the class, or what one of its classmethods builds (``from_pretrained``)
-                elif not rest:
-                    body = self._function(key)
-                    for returned in body.returns if body is not None else ():
-                        out |= self.instances(key[0], returned, depth + 1)
+        if ref[0] == "new":
+            out = self._built_instances(file, ref[1], depth)
         elif ref[0] == "sub":
-            for owner_key in self.instances(file, tuple(ref[2:]), depth + 1):
-                owner = self._class(owner_key)
-                values = owner.attrs.get(ref[1], []) if owner is not None else []
-                for value in values:
-                    out |= self.instances(owner_key[0], value, depth + 1)
-                if not values:
-                    out.add(owner_key)  # a member the class's code does not show: the model itself
+            out = self._member_instances(file, ref, depth)
         elif ref[0] == "attr":
-            facts = self.facts(file)
-            owner = facts.classes.get(ref[1]) if facts is not None else None
-            for value in owner.attrs.get(ref[2], ()) if owner is not None else ():
-                out |= self.instances(file, value, depth + 1)
+            out = self._attribute_instances(file, ref[1], ref[2], depth)
+        else:
+            out = set()
         result = frozenset(out)
         self._instances[memo] = (len(self._interesting), result)
         return result
+
+    def _built_instances(self, file: Path, dotted: str, depth: int) -> set[Key]:
+        """What calling ``dotted`` builds: the class (or what one of its classmethods builds), or what a function returns."""
+        out: set[Key] = set()
+        if not self._interesting.intersection(dotted.split(".")):  # only names that can be carriers
+            return out
+        found = self.lookup(file, dotted)
+        if found is None:
+            return out
+        key, rest = found
+        if self._class(key) is not None:
+            out.add(key)  # the class, or what one of its classmethods builds (``from_pretrained``)
+        elif not rest:
+            body = self._function(key)
+            for returned in body.returns if body is not None else ():
+                out |= self.instances(key[0], returned, depth + 1)
+        return out
+
+    def _member_instances(self, file: Path, ref: Ref, depth: int) -> set[Key]:
+        """``model.<attribute>``: what the owner's class assigns to it, or the owner itself where its code does not show."""
+        out: set[Key] = set()
+        for owner_key in self.instances(file, tuple(ref[2:]), depth + 1):
+            owner = self._class(owner_key)
+            values = owner.attrs.get(ref[1], []) if owner is not None else []
+            for value in values:
+                out |= self.instances(owner_key[0], value, depth + 1)
+            if not values:
+                out.add(owner_key)  # a member the class's code does not show: the model itself
+        return out
+
+    def _attribute_instances(self, file: Path, class_qual: str, attribute: str, depth: int) -> set[Key]:
+        """``self.<attribute>`` in a class of ``file``: what the class assigns to it."""
+        out: set[Key] = set()
+        facts = self.facts(file)
+        owner = facts.classes.get(class_qual) if facts is not None else None
+        for value in owner.attrs.get(attribute, ()) if owner is not None else ():
+            out |= self.instances(file, value, depth + 1)
+        return out
 
     def _resolved_all(self, file: Path, names: Iterable[str], only: "set[str] | frozenset[str] | None" = None) -> set[Key]:
         """The project units ``names`` stand for; with ``only``, just the names whose last part is in it.
@@ -386,21 +408,30 @@ class ServingIndex:
                 while changed:  # chains inside the files found so far, before searching for the new names
                     changed = False
                     for file in files:
-                        for qual, reached in self._units(file, names):
-                            key = (file, qual)
-                            children = reached & known
-                            for child in children:
-                                self._parents.setdefault(child, set()).add(key)
-                            if children and key not in known:
-                                known.add(key)
-                                defined.add((file, _short(qual)))
-                                self._prepared.add(key)
-                                short = _short(qual)
-                                if short not in names:
-                                    names.add(short)
-                                    pending.add(short)
-                                    self._interesting.add(short)
-                                changed = True
+                        changed |= self._adopt_builders(file, names, known, defined, pending)
+
+    def _adopt_builders(self, file: Path, names: set[str], known: set[Key], defined: set[tuple[Path, str]], pending: set[str]) -> bool:
+        """Link the file's units that build a known carrier to it; new carriers join ``known`` and their names ``pending``.
+
+        True: a carrier was added (the files found so far are walked again).
+        """
+        changed = False
+        for qual, reached in self._units(file, names):
+            key = (file, qual)
+            children = reached & known
+            for child in children:
+                self._parents.setdefault(child, set()).add(key)
+            if children and key not in known:
+                known.add(key)
+                defined.add((file, _short(qual)))
+                self._prepared.add(key)
+                short = _short(qual)
+                if short not in names:
+                    names.add(short)
+                    pending.add(short)
+                    self._interesting.add(short)
+                changed = True
+        return changed
 
     def _units(self, file: Path, names: set[str]) -> list[tuple[str, set[Key]]]:
         """The file's classes and functions, each with the project units named ``names`` it builds, inherits or returns."""
@@ -483,9 +514,7 @@ class ServingIndex:
         classes = {k for k in carriers if self._class(k) is not None}
         if not classes:
             return None
-        family = set(classes)
-        for key in classes:
-            family.update(self.bases(key))
+        family = self._family(classes)
         folding = self._folding_methods(family)
         self._search(pool, folding)
         names = {_short(k[1]) for k in carriers} | folding
@@ -496,29 +525,67 @@ class ServingIndex:
             facts = self.facts(file)
             if facts is None:
                 continue
-            for use in facts.folds:
-                if any(self.instances(file, r) & carriers for r in use.refs):
-                    return None  # folded on the way
-            helpers = self._helpers_of(file)
-            for call in facts.helper_calls:
-                if any(self.instances(file, r) & carriers for r in call.refs) and any(
-                    self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)
-                ):
-                    return None
-            for refs, name, _ in facts.method_calls:
-                if name in folding and any(self.instances(file, r) & carriers for r in refs):
-                    return None  # ``model.remove_weight_norm()``
-            for use in facts.inference:
-                if use.scope in facts.training_scopes or use.scope in facts.folding_scopes:
-                    continue
-                reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
-                if reached:
-                    sites.append((file, use, reached))
+            if self._folded_in(file, facts, carriers, folding):
+                return None  # folded on the way
+            sites.extend(self._inference_sites(file, facts, carriers))
+        if self._removal_method_called(family, folding, live):
+            return None
+        sites.extend(self._self_evaluations(family, classes))
+        if not sites:
+            return None
+        sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
+        file, use, reached = sites[0]
+        return Served(file, use, self._uncalled(reached, family, folding, live), _short(start[1]))
+
+    def _family(self, classes: set[Key]) -> set[Key]:
+        """The classes and every project class they inherit from."""
+        family = set(classes)
+        for key in classes:
+            family.update(self.bases(key))
+        return family
+
+    def _reaches(self, file: Path, refs: Iterable[Ref], carriers: set[Key]) -> bool:
+        return any(self.instances(file, r) & carriers for r in refs)
+
+    def _folded_in(self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str]) -> bool:
+        """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?"""
+        for use in facts.folds:
+            if self._reaches(file, use.refs, carriers):
+                return True
+        helpers = self._helpers_of(file)
+        for call in facts.helper_calls:
+            if self._reaches(file, call.refs, carriers) and any(
+                self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)
+            ):
+                return True
+        for refs, name, _ in facts.method_calls:
+            if name in folding and self._reaches(file, refs, carriers):
+                return True  # ``model.remove_weight_norm()``
+        return False
+
+    def _inference_sites(self, file: Path, facts: ServingFacts, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """The file's inference sites on a carrier, outside training and folding functions."""
+        sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        for use in facts.inference:
+            if use.scope in facts.training_scopes or use.scope in facts.folding_scopes:
+                continue
+            reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
+            if reached:
+                sites.append((file, use, reached))
+        return sites
+
+    def _removal_method_called(self, family: set[Key], folding: set[str], live: set[str]) -> bool:
+        """A removal method of the family that something calls folds the model."""
         for key in sorted(family):
             cls = self._class(key)
-            for name, body in sorted(cls.methods.items()) if cls is not None else ():
+            for name in sorted(cls.methods) if cls is not None else ():
                 if name in folding and name in live and self._defines_fold(key, name, folding):
-                    return None  # a removal method something calls
+                    return True
+        return False
+
+    def _self_evaluations(self, family: set[Key], classes: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """A loader classmethod that evaluates what it builds, or a constructor that evaluates ``self``, folding neither."""
+        sites: list[tuple[Path, Use, frozenset[Key]]] = []
         for key in sorted(family):
             cls = self._class(key)
             for body in cls.methods.values() if cls is not None else ():
@@ -526,11 +593,7 @@ class ServingIndex:
                     sites.append((key[0], body.evaluates, frozenset(classes)))
                 if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
                     sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
-        if not sites:
-            return None
-        sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
-        file, use, reached = sites[0]
-        return Served(file, use, self._uncalled(reached, family, folding, live), _short(start[1]))
+        return sites
 
     # -- folds ------------------------------------------------------------------------
     def _folding_methods(self, family: set[Key]) -> set[str]:
