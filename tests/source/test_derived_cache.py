@@ -334,8 +334,11 @@ def test_a_warm_run_reads_no_unchanged_file_twice(tmp_path: Path, cache_dir: Pat
     paths = sorted(package.glob("*.py"))
     cold = _answer(paths)
     reads: list[object] = []
-    real = engine._read_source
-    monkeypatch.setattr(engine, "_read_source", lambda path, limit: reads.append(path) or real(path, limit))
+    from wnaudit.source.pipeline import prefilter, scan
+
+    real = prefilter.read_source
+    for stage in (prefilter, scan):  # the prefilter reads a file, the analysis reads one it passed on
+        monkeypatch.setattr(stage, "read_source", lambda path, limit: reads.append(path) or real(path, limit))
     assert _answer(paths) == cold
     assert reads == []
     (package / "mid.py").write_text(MID + "\n# edited\n")
