@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import notebook
 from ..model import FileSummary
 from ..reading import SourceError
+from ..syntax_cache import OK
 from ..workspace import Workspace
 from .read import read_failure, read_source, readable_within
 
@@ -73,9 +74,12 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
 
 
 def _decided(path_text: str, digest: bytes, analyse: bool, workspace: Workspace) -> Scanned | None:
-    """The file's result without a parse: ruled out, or its analysis from the summary cache (None: analyse it)."""
+    """The file's result without a parse: ruled out, its syntax error or its analysis from the caches (None: analyse it)."""
     if not analyse:
         return Scanned(path_text)
+    verdict = workspace.cache.get(digest) if workspace.cache is not None else None
+    if verdict is not None and verdict != OK:
+        return Scanned(path_text, error=verdict)  # the syntax error a parse of exactly these bytes gave
     if workspace.summaries is None:
         return None
     located = workspace.project.locate_input(path_text)

@@ -16,7 +16,7 @@ from typing import Sequence
 from ...common.gc_pause import cyclic_gc_paused
 from ..project import Location
 from ..reading import SourceError
-from ..syntax_cache import digest_of
+from ..syntax_cache import SYNTAX_ERROR_PREFIX, digest_of
 from ..workspace import Workspace
 from .analyse import summarize_at
 from .prefilter import Scanned, Task, prefilter
@@ -38,7 +38,9 @@ def analyse_path(task: tuple[str, int, Location]) -> Scanned:
     try:
         summary = summarize_at(data, path_text, location)
     except SourceError as error:
-        return Scanned(path_text, error=str(error))
+        # A syntax error depends on the bytes alone (not RecursionError, MemoryError: those depend on the process).
+        cacheable = str(error).startswith(SYNTAX_ERROR_PREFIX) and isinstance(data, bytes)
+        return Scanned(path_text, error=str(error), digest=digest_of(data) if cacheable else None)
     return Scanned(path_text, summary=summary, digest=digest_of(data) if isinstance(data, bytes) else None)
 
 
@@ -78,8 +80,12 @@ def _analyse_all(tasks: list[Task], jobs: int, max_bytes: int, located: dict[int
 
 
 def _keep(scanned: Scanned, location: Location, workspace: Workspace) -> None:
-    """Put a new analysis in the summary cache (keyed by the digest of the bytes analysed)."""
-    if scanned.summary is None or scanned.digest is None or workspace.summaries is None:
+    """Put a new analysis in the summary cache, a syntax error in the syntax cache (keyed by the digest of the bytes)."""
+    if scanned.digest is None:
+        return
+    if scanned.error is not None and workspace.cache is not None:
+        workspace.cache.put(scanned.digest, scanned.error)
+    if scanned.summary is None or workspace.summaries is None:
         return
     key = workspace.summaries.key(scanned.digest, scanned.path, location, None)
     workspace.summaries.put(key, scanned.summary)
