@@ -39,8 +39,8 @@ def analyse_path(task: tuple[str, int, Location]) -> Scanned:
         summary = summarize_at(data, path_text, location)
     except SourceError as error:
         # A syntax error depends on the bytes alone (not RecursionError, MemoryError: those depend on the process).
-        cacheable = str(error).startswith(SYNTAX_ERROR_PREFIX) and isinstance(data, bytes)
-        return Scanned(path_text, error=str(error), digest=digest_of(data) if cacheable else None)
+        cacheable = isinstance(data, bytes) and str(error).startswith(SYNTAX_ERROR_PREFIX)
+        return Scanned(path_text, error=str(error), digest=digest_of(data) if isinstance(data, bytes) and cacheable else None)
     return Scanned(path_text, summary=summary, digest=digest_of(data) if isinstance(data, bytes) else None)
 
 
