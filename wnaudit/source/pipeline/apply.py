@@ -256,13 +256,8 @@ def apply_plan(
     outcome = Outcome()
     keep = imported_from(list(files.summaries.values()), workspace.project)
     origins = {id(edit.candidate): edit for edit in plan.edits}
-    failed: set[Binding] = set()
-    for file in [f for f in plan.files() if f in plan.rebinding_files()]:
-        edits = plan.edits_in(file)
-        change = _rewrite_file(file, [e.candidate for e in edits], files, workspace, max_bytes, outcome, keep)
-        done = {id(c) for c in change.applied} if change is not None else set()
-        failed.update(_binding(edit) for edit in edits if edit.rebinds and id(edit.candidate) not in done)
-    later = replan(frozenset(failed)) if failed else plan
+    failed = _rewrite_bindings(plan, files, workspace, max_bytes, outcome, keep)
+    later = replan(failed) if failed else plan
     origins.update((id(edit.candidate), edit) for edit in later.edits)
     for file in [f for f in later.files() if f not in plan.rebinding_files()]:
         _rewrite_file(file, [e.candidate for e in later.edits_in(file)], files, workspace, max_bytes, outcome, keep)
@@ -271,6 +266,19 @@ def apply_plan(
         if id(c) in origins and origins[id(c)].reported
     ]
     return outcome, fixed
+
+
+def _rewrite_bindings(
+    plan: FixPlan, files: Files, workspace: Workspace, max_bytes: int, outcome: Outcome, keep: dict[str, frozenset[str]],
+) -> frozenset[Binding]:
+    """Rewrite the files holding shared bindings; return the bindings that could not be rewritten."""
+    failed: set[Binding] = set()
+    for file in [f for f in plan.files() if f in plan.rebinding_files()]:
+        edits = plan.edits_in(file)
+        change = _rewrite_file(file, [e.candidate for e in edits], files, workspace, max_bytes, outcome, keep)
+        done = {id(c) for c in change.applied} if change is not None else set()
+        failed.update(_binding(edit) for edit in edits if edit.rebinds and id(edit.candidate) not in done)
+    return frozenset(failed)
 
 
 def _binding(edit: Edit) -> Binding:

@@ -96,11 +96,20 @@ def plan_fixes(
     after = Context(summaries, migrated, workspace=workspace) if migrated else before
     plan = FixPlan({s.path: reported[s.path] for s in summaries})
     for summary in summaries:
-        existing = {identity(c) for c in now[summary.path]}
         post = withhold(summary, file_candidates(summary, after, config, files), blocked) if migrated else now[summary.path]
-        chosen = {identity(c) for c in active(summary, post, config)}
-        shown = {identity(c) for c in reported[summary.path]}
-        for c in post:
-            if c.fixable and applies(c.code, unsafe_fixes) and (identity(c) in chosen or identity(c) not in existing):
-                plan.edits.append(Edit(c, edited_file(summary, c), summary.path, identity(c) in shown))
+        plan.edits.extend(_edits(summary, post, now[summary.path], reported[summary.path], config, unsafe_fixes))
     return plan
+
+
+def _edits(
+    summary: FileSummary, post: list[Candidate], now: list[Candidate], reported: list[Candidate], config: Config,
+    unsafe_fixes: bool,
+) -> list[Edit]:
+    """A file's edits: the fixes of its findings after migration, and those the migration brings (not found before)."""
+    existing = {identity(c) for c in now}
+    chosen = {identity(c) for c in active(summary, post, config)}
+    shown = {identity(c) for c in reported}
+    return [
+        Edit(c, edited_file(summary, c), summary.path, identity(c) in shown) for c in post
+        if c.fixable and applies(c.code, unsafe_fixes) and (identity(c) in chosen or identity(c) not in existing)
+    ]
