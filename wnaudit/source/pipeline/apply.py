@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ...common import journal
-from ...common.atomic import atomic_write_bytes, fsync_directory, process_alive
+from ...common.atomic import atomic_write_bytes, process_alive
 from ...common.findings import InputError
 from .. import notebook
 from ..fixer import FixError, apply_fixes
