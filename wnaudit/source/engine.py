@@ -111,8 +111,7 @@ def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace
     result.errors.extend(outcome.errors)
     inputs = gather_inputs([Path(item.path) for item in found.scanned])
     if options.diff:
-        result.diffs.extend(unified_patch(c.old, c.new, c.path) for c in outcome.changes)
-        result.fixed = placed(fixed_findings(fixed), inputs)
+        result.diffs.extend(unified_patch(c.old, c.new, c.path) for c in outcome.changes)  # nothing written: nothing fixed
         result.findings = placed(planned_findings(plan), inputs)
         return
     try:

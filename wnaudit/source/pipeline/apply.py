@@ -242,6 +242,11 @@ class Files:
     #: path as given -> the digest of the bytes analysed.
     digests: dict[str, bytes]
 
+    def ordered(self, edited: list[str]) -> list[str]:
+        """Edited files in the order of the scan, then those with no analysis of their own (a diff lists them so)."""
+        position = {file: index for index, file in enumerate(self.summaries)}
+        return sorted(edited, key=lambda file: (file not in position, position.get(file, 0), file))
+
 
 def apply_plan(
     plan: FixPlan, files: Files, workspace: Workspace, max_bytes: int,
@@ -259,7 +264,7 @@ def apply_plan(
     failed = _rewrite_bindings(plan, files, workspace, max_bytes, outcome, keep)
     later = replan(failed) if failed else plan
     origins.update((id(edit.candidate), edit) for edit in later.edits)
-    for file in [f for f in later.files() if f not in plan.rebinding_files()]:
+    for file in files.ordered([f for f in later.files() if f not in plan.rebinding_files()]):
         _rewrite_file(file, [e.candidate for e in later.edits_in(file)], files, workspace, max_bytes, outcome, keep)
     fixed = [
         (origins[id(c)].origin, c) for change in outcome.changes for c in change.applied
@@ -273,7 +278,7 @@ def _rewrite_bindings(
 ) -> frozenset[Binding]:
     """Rewrite the files holding shared bindings; return the bindings that could not be rewritten."""
     failed: set[Binding] = set()
-    for file in [f for f in plan.files() if f in plan.rebinding_files()]:
+    for file in files.ordered([f for f in plan.files() if f in plan.rebinding_files()]):
         edits = plan.edits_in(file)
         change = _rewrite_file(file, [e.candidate for e in edits], files, workspace, max_bytes, outcome, keep)
         done = {id(c) for c in change.applied} if change is not None else set()
