@@ -21,8 +21,16 @@ package does: ``PYTHONDONTWRITEBYTECODE`` is dropped and the bytecode goes to
 a scratch ``PYTHONPYCACHEPREFIX`` (compiled by the priming run), never into
 the repository.  ``--source-bytecode`` keeps the environment's setting instead.
 
+``--tree DIR`` lints a directory of packages side by side instead (issue 21: at
+least 2 M lines, e.g. the unpacked packages of ``benchmarks/serving_eval`` plus
+another real package), every rule on (``--select ALL``, WN110 included);
+``--one-file`` and ``--edit-file`` name files inside it, and ``--jobs 1,2``
+adds one cold arm per worker count (how cold time scales with ``-j``).
+
     python benchmarks/lint_speed.py --runs 5
     python benchmarks/lint_speed.py --runs 7 --skip-torchfix --ruff /tmp/ruffenv/bin/ruff
+    python benchmarks/lint_speed.py --runs 3 --skip-torchfix --ruff "$(command -v ruff)" --tree /tmp/tree \
+        --one-file snac-1.2.1/snac/layers.py --edit-file snac-1.2.1/snac/layers.py --jobs 1,2
 """
 
 from __future__ import annotations
@@ -91,26 +99,34 @@ def main() -> None:
     parser.add_argument("--skip-torchfix", action="store_true")
     parser.add_argument("--ruff", type=Path, help="a ruff executable to use (then nothing is installed when --skip-torchfix)")
     parser.add_argument("--source-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE as the environment has it")
+    parser.add_argument("--tree", type=Path, help="a directory of packages to lint whole, instead of the transformers wheel")
+    parser.add_argument("--one-file", default="transformers/models/univnet/modeling_univnet.py", help="the one-file arm's file")
+    parser.add_argument("--edit-file", default="transformers/models/univnet/modeling_univnet.py", help="the file edited between runs")
+    parser.add_argument("--select", default="", help="rule selection for every wnaudit arm (default: ALL with --tree)")
+    parser.add_argument("--jobs", default="", help="comma-separated -j values, one extra cold --no-cache arm each")
     args = parser.parse_args()
 
-    tree = ensure_tree(args.version)
+    tree = args.tree.resolve() if args.tree is not None else ensure_tree(args.version)
     tools = args.ruff.parent if args.ruff is not None and args.skip_torchfix else ensure_tools()
-    package = tree / "transformers"
-    files = sorted(package.rglob("*.py"))
+    target = "." if args.tree is not None else "transformers"
+    files = sorted((tree / target).rglob("*.py"))
     lines = {f: f.read_bytes().count(b"\n") for f in files}
     total_lines = sum(lines.values())
-    wnaudit = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", "transformers"]
-    one_file = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", "transformers/models/univnet/modeling_univnet.py"]
-    ruff = [str(args.ruff or tools / "ruff"), "check", "--no-cache", "--isolated", "-q", "--exit-zero", "transformers"]
+    select = args.select or ("ALL" if args.tree is not None else "")
+    selection = ["--select", select] if select else []
+    wnaudit = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", *selection, target]
+    one_file = [sys.executable, "-m", "wnaudit.cli", "-q", "--exit-zero", *selection, args.one_file]
+    ruff_bin = str(args.ruff or tools / "ruff")
+    ruff = [ruff_bin, "check", "--no-cache", "--isolated", "-q", "--exit-zero", target]
     # ruff's default keeps its own cache (``.ruff_cache`` in the tree): primed once, like wnaudit's warm arm.
-    ruff_cached = [str(args.ruff or tools / "ruff"), "check", "--isolated", "-q", "--exit-zero", "transformers"]
+    ruff_cached = [ruff_bin, "check", "--isolated", "-q", "--exit-zero", target]
     scratch = Path(tempfile.mkdtemp(prefix="wnaudit-bench-cache-"))
     base_env = dict(os.environ)
     if not args.source_bytecode:
         base_env.pop("PYTHONDONTWRITEBYTECODE", None)
         base_env["PYTHONPYCACHEPREFIX"] = str(scratch / "bytecode")
     warm_env = {**base_env, "WNAUDIT_CACHE_DIR": str(scratch / "warm")}
-    edited = tree / "transformers" / "models" / "univnet" / "modeling_univnet.py"
+    edited = tree / args.edit_file
     original = edited.read_bytes()
     edit_mark = b"\n# an edit between two lint runs\n"
 
@@ -129,6 +145,9 @@ def main() -> None:
         "ruff check --no-cache": (ruff, None),
         "ruff check (its cache, warm)": (ruff_cached, None),
     }
+    job_counts = [int(j) for j in args.jobs.split(",") if j.strip()]
+    for jobs in job_counts:
+        arms[f"wnaudit (cold, --no-cache, -j {jobs})"] = (wnaudit + ["--no-cache", "-j", str(jobs)], base_env)
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
     try:
         for round_ in range(args.runs):
@@ -144,7 +163,9 @@ def main() -> None:
         shutil.rmtree(tree / ".ruff_cache", ignore_errors=True)
 
     summary = {
-        "tree": f"transformers {args.version} wheel: {len(files)} files, {total_lines} lines",
+        "tree": (f"{tree}: {len(files)} files, {total_lines} lines, {sum(f.stat().st_size for f in files)} bytes"
+                 if args.tree is not None else f"transformers {args.version} wheel: {len(files)} files, {total_lines} lines"),
+        "wnaudit selection": select or "default",
         "runs": args.runs,
         "bytecode": "environment's setting" if args.source_bytecode else "compiled once (scratch PYTHONPYCACHEPREFIX)",
         "load_average_1min_at_end": os.getloadavg()[0],
@@ -168,7 +189,8 @@ def main() -> None:
             "note": "one run on a seeded sample, extrapolated by line count" if args.torchfix_sample else "whole tree",
         }
     ruff_wall = max(summary["ruff check --no-cache"]["wall_s_median"], 1e-9)
-    for name in ("wnaudit (cold, --no-cache)", "wnaudit (warm)", "wnaudit (warm, one file edited)", "wnaudit (one file, warm)"):
+    compared = ("wnaudit (cold, --no-cache)", "wnaudit (warm)", "wnaudit (warm, one file edited)", "wnaudit (one file, warm)")
+    for name in (*compared, *(f"wnaudit (cold, --no-cache, -j {jobs})" for jobs in job_counts)):
         summary[f"{name} / ruff wall ratio"] = round(summary[name]["wall_s_median"] / ruff_wall, 2)
         summary[f"{name} / ruff wall ratio (paired, median)"] = round(statistics.median(
             w[0] / r[0] for w, r in zip(results[name], results["ruff check --no-cache"])

@@ -63,6 +63,93 @@ def imported_modules(path: Path) -> set[str]:
     return {name for name in found if name == "wnaudit" or name.startswith("wnaudit.")}
 
 
+def _runtime_import_nodes(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement that runs: at module level or in a function (lazy), not under ``if TYPE_CHECKING:``."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the wnaudit modules importing it executes: each named module and every package ``__init__`` above it
+    (its own enclosing packages are already being imported, and are left out)."""
+    modules = {_module_name(path)[0]: path for path in package.rglob("*.py")}
+
+    def executed(dotted: str) -> set[str]:
+        parts = dotted.split(".")
+        return {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & modules.keys()
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        _, base_package = _module_name(path)
+        edges: set[str] = set()
+        for node in _runtime_import_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    edges |= executed(alias.name)
+                continue
+            if node.level:
+                base = base_package.split(".")[: len(base_package.split(".")) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            edges |= executed(module)
+            for alias in node.names:
+                edges |= executed(f"{module}.{alias.name}")
+        graph[name] = {e for e in edges if e != name and not name.startswith(e + ".")}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+    return cycles
+
+
 def _files(layer: str) -> list[Path]:
     return sorted((PACKAGE / layer).rglob("*.py"))
 
@@ -127,3 +214,36 @@ def test_linting_never_imports_libcst_and_fixing_does():
     assert "libcst" not in _loaded_after(lint)
     fix = "from wnaudit.source import all_rules, fix_source\nfix_source(all_rules()[0].INVALID[0].source, 'x.py')"
     assert "libcst" in _loaded_after(fix)
+
+
+def test_no_import_cycle_anywhere():
+    """Issue 21: no cycle of imports in wnaudit/, lazy ones and package ``__init__`` files counted."""
+    assert import_cycles(import_graph(PACKAGE)) == []
+
+
+def test_the_cycle_check_sees_cycles_through_a_package_init_and_a_lazy_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    fake = tmp_path / "wnaudit"
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    (fake / "source" / "rules").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "source" / "__init__.py").write_text("")
+    (fake / "source" / "rules" / "__init__.py").write_text("from ..context import Context\n")
+    (fake / "source" / "rules" / "base.py").write_text("X = 1\n")
+    (fake / "source" / "context.py").write_text("def f():\n    from .rewrite import insert\n")
+    (fake / "source" / "rewrite.py").write_text("from .rules.base import X\n")
+    (fake / "source" / "typed.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .context import f\n")
+    graph = import_graph(fake)
+    assert import_cycles(graph) == [["wnaudit.source.context", "wnaudit.source.rewrite", "wnaudit.source.rules"]]
+    assert "wnaudit.source.context" not in graph["wnaudit.source.typed"]
+
+
+def test_the_registry_reads_source_declarations_without_the_engine():
+    """The code registry imports the rules' declarations, never the engine, its stages or the project model."""
+    loaded = _loaded_after("from wnaudit.report.codes import code_registry; code_registry()")
+    engine_side = {"wnaudit.source.engine", "wnaudit.source.context", "wnaudit.source.workspace", "wnaudit.source.pipeline"}
+    assert "wnaudit.source.rules" in loaded
+    assert sorted(m for m in loaded if m in engine_side or m.startswith("wnaudit.source.pipeline.")) == []
+
+
+def test_the_bench_command_does_not_import_the_cli():
+    assert not {m for m in imported_modules(PACKAGE / "bench" / "command.py") if m == "wnaudit.cli" or m.startswith("wnaudit.cli.")}

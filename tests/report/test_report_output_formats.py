@@ -146,15 +146,19 @@ def test_nothing_checked_is_said(capsys, tmp_path: Path):
     )
     (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
     status, out, err = _cli(capsys, tmp_path)
-    assert (status, out.strip(), err) == (0, "Checked 1 source file and 0 checkpoints.\nAll checks passed!", "")
+    assert (status, out.strip(), err) == (0, "Checked 1 source file and 0 checkpoints (0 parsed: syntax errors are reported only in files that could hold"
+        " a finding or that a rule reads).\nAll checks passed!", "")
 
 
-def test_syntax_error_reported_in_a_file_that_names_no_weight_norm_api(capsys, tmp_path: Path):
+def test_syntax_error_not_reported_in_a_file_that_names_no_weight_norm_api(capsys, tmp_path: Path):
+    """Issue 21: such a file cannot hold a finding and no rule reads it: checked, not parsed (a general linter's job)."""
     (tmp_path / "broken.py").write_text("def f(:\n    return 1\n", encoding="utf-8")
+    (tmp_path / "relevant.py").write_text("from torch.nn.utils import weight_norm\ndef f(:\n", encoding="utf-8")
     (tmp_path / "buggy.py").write_text(BUGGY, encoding="utf-8")
     status, out, err = _cli(capsys, tmp_path)
     assert status == 2
-    assert f"wnaudit: error: {tmp_path / 'broken.py'}: syntax error at line 1" in err
+    assert f"wnaudit: error: {tmp_path / 'relevant.py'}: syntax error at line 2" in err
+    assert "broken.py" not in err
     assert " WN101 " in out, "the other files are still linted"
 
 
@@ -166,7 +170,7 @@ def test_syntax_errors_found_serially_and_in_the_process_pool(tmp_path: Path, jo
     files = []
     for index in range(6):
         path = tmp_path / f"m{index}.py"
-        path.write_text("x = 1\n" if index % 2 else "def f(:\n", encoding="utf-8")
+        path.write_text("x = 1\n" if index % 2 else "def f(:  # weight_norm\n", encoding="utf-8")
         files.append(path)
     (tmp_path / "buggy.py").write_text(BUGGY, encoding="utf-8")
     files.append(tmp_path / "buggy.py")

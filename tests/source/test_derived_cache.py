@@ -331,18 +331,24 @@ def test_resolving_inputs_through_known_directories_agrees_with_path_resolve(tmp
 
 
 def test_a_warm_run_reads_no_unchanged_file_twice(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check reads each file once; a file it vouches for is neither read nor decided again; an edited one is."""
+    """The check reads each file once; a file it vouches for is neither read nor decided again; an edited candidate is."""
     package = _voc(tmp_path)
     paths = sorted(package.glob("*.py"))
     cold = _answer(paths)
     reads: list[object] = []
-    real = engine._read_source
-    monkeypatch.setattr(engine, "_read_source", lambda path, limit: reads.append(path) or real(path, limit))
+    from wnaudit.source.pipeline import prefilter, scan
+
+    real = prefilter.read_source
+    for stage in (prefilter, scan):  # the prefilter reads a file, the analysis reads one it passed on
+        monkeypatch.setattr(stage, "read_source", lambda path, limit: reads.append(path) or real(path, limit))
     assert _answer(paths) == cold
     assert reads == []
     (package / "mid.py").write_text(MID + "\n# edited\n")
     assert _answer(paths) == cold
-    assert reads == [package / "mid.py"]
+    assert reads == []  # the check read the edited mid.py; it names no API, so it is not parsed (issue 21)
+    (package / "serve.py").write_text(SERVE + "\n# edited\n")
+    assert _answer(paths) == cold
+    assert set(reads) == {package / "serve.py"}  # an edited file that can hold a finding is read to be analysed
 
 
 def test_a_lower_size_limit_still_refuses_a_file_the_record_vouches_for(tmp_path: Path, cache_dir: Path) -> None:

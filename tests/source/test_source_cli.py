@@ -78,18 +78,18 @@ def test_source_path_never_imports_torch(tmp_path):
 
 
 def test_worker_processes_give_the_same_result(tmp_path, monkeypatch):
-    from wnaudit.source import engine
+    from wnaudit.source.pipeline import scan
 
     for index in range(6):
         (tmp_path / f"m{index}.py").write_text(BUGGY.format(comment="" if index % 2 else "  # noqa: WN101"))
     (tmp_path / "broken.py").write_text("weight_norm(\n")
     files = sorted(tmp_path.glob("*.py"))
     serial = lint_files(files, RunOptions(jobs=1, cache=False))  # no cache: the second run must parse in workers
-    monkeypatch.setattr(engine, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(scan, "PARALLEL_BYTES", 0)
     calls = []
-    real_pool = engine.concurrent.futures.ProcessPoolExecutor
+    real_pool = scan.concurrent.futures.ProcessPoolExecutor
     monkeypatch.setattr(
-        engine.concurrent.futures, "ProcessPoolExecutor", lambda **kw: calls.append(kw) or real_pool(**kw)
+        scan.concurrent.futures, "ProcessPoolExecutor", lambda **kw: calls.append(kw) or real_pool(**kw)
     )
     parallel = lint_files(files, RunOptions(jobs=2, cache=False))
     assert calls == [{"max_workers": 2}]

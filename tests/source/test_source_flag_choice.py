@@ -234,17 +234,17 @@ def test_the_page_states_why_a_shared_binding_is_not_fixed():
 
 def test_a_binding_that_cannot_be_rewritten_leaves_the_calls_files_unchanged(tmp_path: Path, monkeypatch):
     """The binding's file fails to fix (libcst cannot take it, a write error): the removals elsewhere are not migrated."""
-    from wnaudit.source import engine
     from wnaudit.source.fixer import FixError
+    from wnaudit.source.pipeline import apply
 
-    real = engine.apply_fixes
+    real = apply.apply_fixes
 
     def failing(data, summary, fixes, keep=frozenset()):
         if Path(summary.path).name == "norms.py":
             raise FixError("libcst cannot parse the file")
         return real(data, summary, fixes, keep)
 
-    monkeypatch.setattr(engine, "apply_fixes", failing)
+    monkeypatch.setattr(apply, "apply_fixes", failing)
     package = _tree(tmp_path)
     before = {p.name: p.read_text() for p in package.glob("*.py")}
     for options in (RunOptions(cache=False, fix=True, unsafe_fixes=True), RunOptions(cache=False, diff=True, unsafe_fixes=True)):

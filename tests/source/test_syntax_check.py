@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wnaudit.source import engine
+from wnaudit.source.pipeline import analyse  # check_syntax and the compile it calls live here (issue 21)
 from wnaudit.source.engine import check_syntax, parse_syntax
 from wnaudit.source.reading import SourceError
 
@@ -94,7 +94,7 @@ def test_valid_source_builds_no_tree(monkeypatch: pytest.MonkeyPatch) -> None:
             trees.append(flags)
         return compile(source, filename, mode, flags, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(engine, "compile", counting, raising=False)
+    monkeypatch.setattr(analyse, "compile", counting, raising=False)
     check_syntax("import os\n\n\ndef f(x):\n    return os.path.join(x, 'y')\n", "m.py")
     assert trees == []
     with pytest.raises(SourceError):
@@ -121,8 +121,8 @@ def test_what_compiles_quietly_builds_a_tree_at_the_same_stack_depth(shape: str)
     low, high = 1, 4000  # the deepest nesting the compiler accepts, here
     while low < high - 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if engine._compiles_quietly(NESTING[shape](middle), "m.py") else (low, middle)
+        low, high = (middle, high) if analyse.compiles_quietly(NESTING[shape](middle), "m.py") else (low, middle)
     for depth in range(max(1, low - 25), low + 3):
         text = NESTING[shape](depth)
-        if engine._compiles_quietly(text, "m.py"):
+        if analyse.compiles_quietly(text, "m.py"):
             parse_syntax(text, "m.py")  # called from here, as deep as the compiler was: must not raise

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..cli.logs import configure_cli_logging
+from ..report.log_format import configure_cli_logging
 from .errors import BenchError
 
 logger = logging.getLogger("wnaudit.bench")

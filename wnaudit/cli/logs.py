@@ -1,26 +1,7 @@
-"""Logging set-up shared by the command-line entry points (library code only logs)."""
+"""Logging set-up of the command line (``wnaudit.report.log_format``, shared with ``wnaudit bench``)."""
 
 from __future__ import annotations
 
-import logging
-import sys
+from ..report.log_format import _SanitizingFormatter, configure_cli_logging
 
-from ..report.sanitize import sanitize
-
-
-class _SanitizingFormatter(logging.Formatter):
-    """Log messages name files and tensors from the inputs: they go through the one sanitiser.
-
-    Only the message is escaped; a ``--verbose`` traceback keeps its lines.
-    """
-
-    def formatMessage(self, record: logging.LogRecord) -> str:
-        record.message = sanitize(record.message)
-        return super().formatMessage(record)
-
-
-def configure_cli_logging(verbose: bool) -> None:
-    """Warnings (or everything with ``--verbose``) to stderr, prefixed so users can grep them."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_SanitizingFormatter("wnaudit: %(levelname)s: %(message)s"))
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler])
+__all__ = ["configure_cli_logging"]

@@ -123,6 +123,8 @@ class RunResult:
     diffs: list[bytes] = field(default_factory=list)
     checked_sources: int | None = None
     checked_checkpoints: int | None = None
+    #: Of the source files checked, how many were parsed: those that could hold a finding, or that a rule read.
+    parsed_sources: int | None = None
 
     def extend(self, other: "RunResult") -> None:
         self.findings.extend(other.findings)
@@ -131,6 +133,7 @@ class RunResult:
         self.diffs.extend(other.diffs)
         self.checked_sources = _add_counts(self.checked_sources, other.checked_sources)
         self.checked_checkpoints = _add_counts(self.checked_checkpoints, other.checked_checkpoints)
+        self.parsed_sources = _add_counts(self.parsed_sources, other.parsed_sources)
 
 
 def _add_counts(a: int | None, b: int | None) -> int | None:

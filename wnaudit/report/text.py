@@ -181,7 +181,12 @@ def _walk_counts(out: _Writer, result: RunResult) -> None:
     if result.checked_sources is None and result.checked_checkpoints is None:
         return
     sources, checkpoints = result.checked_sources or 0, result.checked_checkpoints or 0
-    out.line(f"Checked {_plural(sources, 'source file')} and {_plural(checkpoints, 'checkpoint')}.")
+    parsed = result.parsed_sources
+    detail = ""
+    if parsed is not None and parsed < sources:  # the prefilter ruled the others out: checked, never parsed (issue 21)
+        detail = (f" ({parsed} parsed: syntax errors are reported only in files that could hold a finding"
+                  " or that a rule reads)")
+    out.line(f"Checked {_plural(sources, 'source file')} and {_plural(checkpoints, 'checkpoint')}{detail}.")
 
 
 def _grouped(out: _Writer, findings: list[Finding]) -> None:

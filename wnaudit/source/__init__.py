@@ -10,13 +10,21 @@ listing it: the rules live in ``wnaudit/source/rules/``.
 
 from __future__ import annotations
 
-from .engine import fix_source, lint_files, lint_source
+from typing import Any
+
 from .reading import SourceError
 from .rules import BY_NAME, Rule, all_rules
 
+#: The engine's entry points, imported on first use: the registry reads ``rules`` without the engine.
+_ENGINE = frozenset({"fix_source", "lint_files", "lint_source"})
 
-def __getattr__(name: str) -> type[Rule]:
-    """A rule class by its class name (the rules are gathered from their modules, not listed here)."""
+
+def __getattr__(name: str) -> Any:
+    """An engine entry point, or a rule class by its class name (the rules are gathered from their modules)."""
+    if name in _ENGINE:
+        from . import engine
+
+        return getattr(engine, name)
     try:
         return BY_NAME[name]
     except KeyError:
@@ -24,7 +32,7 @@ def __getattr__(name: str) -> type[Rule]:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *BY_NAME})
+    return sorted({*globals(), *_ENGINE, *BY_NAME})
 
 
 __all__ = ["Rule", "SourceError", "all_rules", "fix_source", "lint_files", "lint_source", *sorted(BY_NAME)]

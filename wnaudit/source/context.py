@@ -33,13 +33,10 @@ class Context:
         self,
         summaries: Iterable[FileSummary],
         migrated: frozenset[tuple[str, tuple]] = frozenset(),
-        workspace: Workspace | None = None,
+        *,
+        workspace: Workspace,
     ) -> None:
         self.summaries = sorted(summaries, key=lambda s: s.path)
-        if workspace is None:
-            from .engine import default_workspace
-
-            workspace = default_workspace()
         self.workspace = workspace
         self._migrated = migrated
         self._given = {_file(s): s for s in self.summaries}
@@ -65,6 +62,10 @@ class Context:
                 self.workspace.project_files,
             )
         return self._serving
+
+    def serving_failures(self) -> "dict[Path, Exception]":
+        """The files WN110's index read as code and could not parse (none when it was not needed)."""
+        return dict(self._serving.failures) if self._serving is not None else {}
 
     # -- files ----------------------------------------------------------------
     def _summary(self, file: str, name: str = "*") -> FileSummary | None:

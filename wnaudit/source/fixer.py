@@ -12,11 +12,10 @@ from __future__ import annotations
 from typing import Iterable, overload
 
 from .model import FileSummary
+from .rewrite.errors import FixError
 from .rules.base import Candidate
 
-
-class FixError(RuntimeError):
-    """A fix could not be applied; the file is left as it was."""
+__all__ = ["FixError", "apply_fixes"]
 
 
 @overload

@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from ..analysis import deep_recursion
-from ..fixer import FixError
+from .errors import FixError
 from ..model import FileSummary
 from ..rules.base import Candidate
 from .imports import orphaned_names, prune_imports

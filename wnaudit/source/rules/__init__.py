@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...common.findings import CodeInfo
-from ..context import Context
 from ..model import FileSummary
 from .base import Candidate, Fix, Invalid, Rule, Valid
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 _NOT_FAMILIES = frozenset({"base"})
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..context import Context
 from ..model import Application, FileSummary, Site
 from .base import LEGACY, MODERN_WEIGHT_NORM, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
+    from ..context import Context
     import libcst as cst
 
 

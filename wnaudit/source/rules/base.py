@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 
 from ...common.findings import Applicability, CodeInfo, Severity
 from ...core import catalogue
-from ..context import Context
 from ..model import FileSummary, Site
 
 if TYPE_CHECKING:
     import libcst as cst
+
+    from ..context import Context
 
 WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
 SPECTRAL_NORM = catalogue.Kind.SPECTRAL_NORM.value

@@ -6,11 +6,11 @@ import functools
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..context import Context
 from ..model import FileSummary
 from .base import WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
+    from ..context import Context
     import libcst as cst
 
 

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
 from ...core import catalogue
-from ..context import Context
 from ..model import Built, FileSummary, Removal
 from .base import LEGACY, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
+    from ..context import Context
     import libcst as cst
 
 

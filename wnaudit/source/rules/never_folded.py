@@ -14,14 +14,16 @@ optimizer, ``backward()`` or ``train()``) and tests are not serving paths.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..context import Context
 from ..model import FileSummary
 from ..derived_cache import Verdict
-from ..serving.index import ServingIndex
 from .base import WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..serving.index import ServingIndex
 
 _HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
 _GENERATOR = (

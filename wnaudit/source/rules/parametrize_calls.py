@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..context import Context
 from ..model import FileSummary
 from .base import (
     WEIGHT_NORM_HELPER_TEXT,
@@ -22,6 +21,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
+    from ..context import Context
     import libcst as cst
 
 

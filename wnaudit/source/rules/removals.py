@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..context import Context
 from ..model import FileSummary
 from .base import (
     WEIGHT_NORM_HELPER_TEXT,
@@ -30,6 +29,7 @@ from .base import (
 )
 
 if TYPE_CHECKING:
+    from ..context import Context
     import libcst as cst
 
 

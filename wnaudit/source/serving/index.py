@@ -108,6 +108,8 @@ class ServingIndex:
         self._construction: dict[Key, set[str]] = {}
         #: Per project root: last parts of the names of the functions that fold (a remover, ``wnaudit.fold*``).
         self._fold_helpers: dict[Path, frozenset[str]] = {}
+        #: Files the index had to read as code and could not parse (the engine reports those it lints).
+        self.failures: dict[Path, Exception] = {}
 
     # -- files ----------------------------------------------------------------------
     def facts(self, path: Path) -> ServingFacts | None:
@@ -126,6 +128,7 @@ class ServingIndex:
                     found = serving_facts(parse_pieces(decode(data).text, str(path)), location.module, location.is_package)
             except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
+                self.failures[path] = error
                 return None
             if self._cache is not None:
                 facts_cache.store(self._cache, key, found)

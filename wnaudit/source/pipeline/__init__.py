@@ -1,0 +1,11 @@
+"""The source entrance as stages, one module each, in the order data flows.
+
+``inputs`` (the files of the run, notebook views) -> ``read`` (bytes) ->
+``prefilter`` (can these bytes hold a finding?) -> ``analyse`` (per-file facts,
+in the ``-j`` workers by ``scan``) -> ``project_model`` (the workspace: imports,
+classes, constructions across files) -> ``rules`` (candidates, suppressions) ->
+``plan`` (every edit across files, with its applicability) -> ``apply`` (one
+transaction across files) -> ``report`` (findings, re-linted from the disk
+after a fix).  ``wnaudit.source.engine.lint_files`` runs them in that order.
+Nothing is imported here: each stage imports only the stages before it.
+"""

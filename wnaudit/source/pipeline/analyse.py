@@ -1,0 +1,106 @@
+"""Analyse: one file's content -> its facts (``FileSummary``), or one line saying why it is not Python.
+
+The verdict of the parse is the syntax check: a file is parsed only when it
+is analysed (its bytes could hold a finding) or when a rule reads it
+(WN110's serving files); ``check_syntax`` is the cheaper verdict alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import warnings
+
+from ..analysis import Aliases, analyze
+from ..model import FileSummary
+from ..project import Location
+from ..reading import SourceError, decode
+
+
+def syntax_message(error: SyntaxError) -> str:
+    """The one-line error of a file that is not valid Python (the syntax cache stores it as it is)."""
+    where = f"line {error.lineno}" + (f", column {error.offset}" if error.offset else "") if error.lineno else "unknown position"
+    return f"syntax error at {where}: {error.msg}"
+
+
+def parse_failure(error: BaseException) -> str:
+    """The one-line error for any way a parse can fail."""
+    if isinstance(error, SyntaxError):
+        return syntax_message(error)
+    if isinstance(error, SourceError):
+        return str(error)
+    return f"cannot parse: {type(error).__name__}: {error}"
+
+
+def check_syntax(text: str, path: str) -> None:
+    """SourceError (one line) when ``text`` is not valid Python: the verdict of the parse ``analyze`` does, nothing kept.
+
+    The bytecode compiler runs the same parser without building Python objects
+    for the tree (about a third cheaper), so a file it accepts without a word
+    is valid; anything else (an error, a warning, deep nesting) gets the
+    tree-building parse, whose verdict is the answer.
+    """
+    if compiles_quietly(text, path):
+        return
+    try:  # inline, not a call: how deep a tree can be built depends on the stack depth of the parse
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(parse_failure(error)) from error
+
+
+def parse_syntax(text: str, path: str) -> None:
+    """``check_syntax`` by building the tree, as ``ast.parse`` does: the reference verdict (for tests and benchmarks)."""
+    try:
+        compile(text, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(parse_failure(error)) from error
+
+
+def compiles_quietly(text: str, path: str) -> bool:
+    """True when the bytecode compiler accepts ``text`` with no warning and a third of the recursion budget to spare.
+
+    The compiler checks more than the parser (``return`` outside a function, ``nonlocal``,
+    ``__future__`` names) and warns where the parser does not: those answers are never used,
+    only "accepted quietly".  Building the tree nests a level or so deeper than compiling
+    does, so the compiler runs with two thirds of the recursion limit: what it accepts
+    nests far below the depth at which building the tree fails.
+    """
+    limit = sys.getrecursionlimit()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sys.setrecursionlimit(max(limit * 2 // 3, 1))
+            try:
+                compile(text, path, "exec", dont_inherit=True)
+            finally:
+                sys.setrecursionlimit(limit)
+    except Exception:  # noqa: BLE001 - any failure: the tree-building parse decides
+        return False
+    return not caught
+
+
+def summarize(
+    data: bytes | str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None, file: str = "",
+) -> FileSummary:
+    """Analyse one file's content; SourceError (one line) when it is not valid Python.
+
+    ``file`` is the file's identity as a module (its absolute path); ``aliases``
+    the project names it imports that stand for torch APIs (``Workspace.aliases``).
+    """
+    if isinstance(data, bytes):
+        text = decode(data).text
+    else:
+        text = data[1:] if data.startswith("\ufeff") else data
+        if "\x00" in text:
+            raise SourceError("binary file, not Python source (contains NUL bytes)")
+    try:
+        summary = analyze(text, path, module, is_package, aliases)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        raise SourceError(parse_failure(error)) from error
+    summary.file = file
+    return summary
+
+
+def summarize_at(data: bytes | str, path: str, location: Location, aliases: Aliases | None = None) -> FileSummary:
+    """``summarize`` for a located file (its module name and identity come from the import system)."""
+    return summarize(data, path, location.module, location.is_package, aliases, str(location.path))

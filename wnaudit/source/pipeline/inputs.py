@@ -1,0 +1,27 @@
+"""Find inputs: the files of the run as given, and the notebooks' views (findings name cell and line).
+
+The command line's discovery (``wnaudit.cli.discovery``) walks directories and
+honours excludes; this stage takes its list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import notebook
+
+
+@dataclass
+class Inputs:
+    files: list[Path]
+    #: path as given -> the notebook's view (only for notebooks that can be read).
+    views: dict[str, notebook.NotebookView]
+
+    @property
+    def names(self) -> list[str]:
+        return [str(p) for p in self.files]
+
+
+def gather_inputs(files: list[Path]) -> Inputs:
+    return Inputs(list(files), notebook.views_of([str(p) for p in files]))

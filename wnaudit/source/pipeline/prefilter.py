@@ -1,0 +1,87 @@
+"""Prefilter: can a file's bytes hold a finding?  Decided from bytes (a substring search), never a parse.
+
+A file that names no catalogue API, and imports no project name bound to one
+(``Workspace.may_have_findings``), cannot hold a finding: it counts as checked
+and is not parsed (a general linter reports its syntax errors).  A file that
+can is analysed, unless the summary cache already holds its analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import notebook
+from ..model import FileSummary
+from ..reading import SourceError
+from ..syntax_cache import OK
+from ..workspace import Workspace
+from .read import read_failure, read_source, readable_within
+
+
+@dataclass
+class Scanned:
+    """What the per-file stages made of one file: its analysis, or the one-line error (neither: ruled out)."""
+
+    path: str
+    summary: FileSummary | None = None
+    error: str | None = None
+    #: Digest of the bytes analysed (for the summary cache, and to see a file change before a fix writes it).
+    digest: bytes | None = None
+
+    @property
+    def parsed(self) -> bool:
+        """Whether the file was analysed (or its analysis reused): its syntax was checked."""
+        return self.summary is not None or (self.error is not None and self.error.startswith(("syntax error", "cannot parse")))
+
+
+@dataclass(frozen=True)
+class Task:
+    """A file the prefilter passed on to the analysis, with its size (the scan runs the big ones first)."""
+
+    index: int
+    path: str
+    size: int
+
+
+def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) -> Scanned | Task:
+    """Read and test one file: done here (ruled out, unreadable, analysis kept), or a ``Task`` to analyse.
+
+    When the record of kept answers has just read the file and vouches for its
+    bytes (``Workspace.vouched``), it is neither read nor decided again.
+    """
+    location = workspace.project.locate(path_text)
+    vouched = workspace.vouched(location.path) if not notebook.is_notebook(Path(path_text)) else None
+    if vouched is not None and readable_within(path_text, max_bytes):
+        digest, analyse = vouched
+        done = _decided(path_text, digest, analyse, workspace)
+        if done is not None:
+            return done
+    try:
+        data = read_source(Path(path_text), max_bytes)
+    except (OSError, SourceError) as error:  # not a regular file, too big, a notebook that is not one...
+        return Scanned(path_text, error=read_failure(error))
+    if isinstance(data, str):  # a notebook view, already parsed cell by cell
+        _, facts = workspace.facts_for(data.encode("utf-8", "surrogatepass"))
+        if not workspace.may_have_findings(location.path, facts):
+            return Scanned(path_text)
+        return Task(index, path_text, len(data))
+    found = workspace.content(location.path, data)
+    assert found is not None
+    digest, facts = found
+    done = _decided(path_text, digest, workspace.may_have_findings(location.path, facts), workspace)
+    return done if done is not None else Task(index, path_text, len(data))
+
+
+def _decided(path_text: str, digest: bytes, analyse: bool, workspace: Workspace) -> Scanned | None:
+    """The file's result without a parse: ruled out, its syntax error or its analysis from the caches (None: analyse it)."""
+    if not analyse:
+        return Scanned(path_text)
+    verdict = workspace.cache.get(digest) if workspace.cache is not None else None
+    if verdict is not None and verdict != OK:
+        return Scanned(path_text, error=verdict)  # the syntax error a parse of exactly these bytes gave
+    if workspace.summaries is None:
+        return None
+    located = workspace.project.locate_input(path_text)
+    summary = workspace.summaries.get(workspace.summaries.key(digest, path_text, located, None), path_text, str(located.path))
+    return None if summary is None else Scanned(path_text, summary=summary, digest=digest)

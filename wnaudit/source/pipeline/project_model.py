@@ -1,0 +1,50 @@
+"""Project model: the workspace that answers across files (imports, classes, constructions, serving paths).
+
+It resolves imports from the config's source roots and reads the modules a
+linted file reaches on demand; ``adopt`` completes the linted files' facts
+with what their imports stand for (a notebook from its view, not its JSON).
+"""
+
+from __future__ import annotations
+
+from ...common.config import Config
+from ..analysis import Aliases
+from ..derived_cache import DerivedAnswers
+from ..model import FileSummary
+from ..project import Location, Project
+from ..summary_cache import SummaryCache
+from ..syntax_cache import SyntaxCache
+from ..workspace import Workspace
+from .analyse import summarize_at
+from .inputs import Inputs
+
+
+def _summarize_located(data: bytes, path: str, location: Location, aliases: Aliases | None) -> FileSummary:
+    return summarize_at(data, path, location, aliases)
+
+
+def new_workspace(
+    config: Config | None = None, cache: SyntaxCache | None = None, summaries: SummaryCache | None = None,
+    derived: bool = False,
+) -> Workspace:
+    """A workspace resolving imports from ``config``'s source roots (default: the current directory).
+
+    ``derived``: reuse (and keep) the cross-file answers of earlier runs, with ``summaries`` (``derived_cache``).
+    """
+    project = Project((config or Config()).source_roots)
+    answers = DerivedAnswers.open(summaries, project.roots) if derived and summaries is not None else None
+    return Workspace(project, _summarize_located, cache, summaries, answers)
+
+
+def default_workspace() -> Workspace:
+    return new_workspace()
+
+
+def cached_workspace(config: Config, use_cache: bool) -> Workspace:
+    """The run's workspace with the caches ``--no-cache`` turns off (syntax facts, analyses, kept answers)."""
+    return new_workspace(config, SyntaxCache.open(use_cache), SummaryCache.open(use_cache), derived=True)
+
+
+def adopt(workspace: Workspace, summaries: list[FileSummary], inputs: Inputs) -> list[FileSummary]:
+    """The linted files' facts completed across files; a notebook's names from its view (its Python)."""
+    return workspace.adopt(summaries, {path: view.text for path, view in inputs.views.items()})
