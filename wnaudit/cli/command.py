@@ -98,7 +98,7 @@ class _CheckCommand(click.Command):
 )
 @click.option(
     "--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-    help="Colour the text formats (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).",
+    help="Colour the text formats (auto: on a terminal other than TERM=dumb, unless NO_COLOR is set; FORCE_COLOR forces it).",
 )
 @click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated); replaces the configured selection.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to report on top of the selection (comma-separated).")
