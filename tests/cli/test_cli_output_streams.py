@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import REPO_ROOT
+from cli_helpers import BUGGY, REPO_ROOT
 
 torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")
@@ -157,3 +157,20 @@ def test_head_one_on_a_long_report_exits_quietly(tmp_path: Path):
     assert completed.stdout.decode().startswith("many.py:2:")
     assert completed.stderr == b""
     assert completed.returncode == 1
+
+
+def test_a_usage_error_with_stderr_closed_still_exits_2(tmp_path: Path):
+    assert _wnaudit("--frobnicate", ".", cwd=tmp_path, close=(2,), stderr=None).returncode == 2
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="needs /dev/full")
+def test_a_patch_that_cannot_be_written_is_one_error_line_and_the_source_is_untouched(tmp_path: Path):
+    source = tmp_path / "bug.py"
+    source.write_text(BUGGY, encoding="utf-8")
+    with FULL.open("wb") as full:
+        completed = _wnaudit("--diff", "bug.py", cwd=tmp_path, stdout=full)
+    assert completed.returncode == 2
+    assert completed.stderr.decode().splitlines() == [
+        "wnaudit: error: cannot write the patches: standard output: No space left on device"
+    ]
+    assert source.read_text(encoding="utf-8") == BUGGY

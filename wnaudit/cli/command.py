@@ -39,6 +39,10 @@ class _DefaultCommandGroup(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        guard_standard_streams()  # first: a usage error on a closed stderr still exits 2
+        return super().main(*args, **kwargs)
+
     # Usage errors of the group and of its commands become one ``wnaudit: error:`` line (cli/errors.py).
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
         try:

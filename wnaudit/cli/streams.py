@@ -22,6 +22,8 @@ import sys
 from typing import Callable, TextIO
 
 _STANDARD_FDS = {0: "stdin", 1: "stdout", 2: "stderr"}
+#: Standard streams found closed (the process's whole life: once pointed at /dev/null they look open).
+_CLOSED_AT_START: set[str] = set()
 
 
 class Written(enum.Enum):
@@ -49,9 +51,10 @@ def guard_standard_streams() -> frozenset[str]:
 
     Python leaves ``sys.stdout`` / ``sys.stderr`` as ``None`` when their descriptor
     is closed at start; they become ``/dev/null`` streams, so every later write
-    (logging included) succeeds and goes nowhere.
+    (logging included) succeeds and goes nowhere.  Calling it again is harmless
+    and still names the streams found closed before.
     """
-    closed = set()
+    closed = _CLOSED_AT_START
     for fd, name in _STANDARD_FDS.items():
         if not _is_open(fd):
             devnull = os.open(os.devnull, os.O_RDWR)
@@ -70,11 +73,14 @@ def guard_standard_streams() -> frozenset[str]:
 
 def write_stderr(line: str) -> None:
     """One line on stderr; a stderr that cannot take it (closed, full, pipe gone) loses it, nothing else."""
+    stream = sys.stderr
+    if stream is None:  # closed, before guard_standard_streams ran
+        return
     try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+        stream.write(line + "\n")
+        stream.flush()
     except (OSError, ValueError):
-        _silence(sys.stderr)
+        _silence(stream)
 
 
 def write_report(write: Callable[[], None], stream: TextIO, closed: bool) -> tuple[Written, str]:
