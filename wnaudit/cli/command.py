@@ -2,8 +2,9 @@
 
 ``wnaudit [OPTIONS] [PATHS]...`` lints Python source and audits checkpoints;
 ``wnaudit bench`` measures what folding buys on a model.  Exit status: 0 clean
-(or everything fixed), 1 findings remain, 2 usage error or unreadable input,
-130 / 143 interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
+(or everything fixed), 1 findings remain, 2 usage error, unreadable input or
+a report that could not be written (see :mod:`.streams`), 130 / 143
+interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
 """
 
 from __future__ import annotations
