@@ -2,8 +2,9 @@
 
 ``wnaudit [OPTIONS] [PATHS]...`` lints Python source and audits checkpoints;
 ``wnaudit bench`` measures what folding buys on a model.  Exit status: 0 clean
-(or everything fixed), 1 findings remain, 2 usage error or unreadable input,
-130 / 143 interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
+(or everything fixed), 1 findings remain, 2 usage error, unreadable input or
+a report that could not be written (see :mod:`.streams`), 130 / 143
+interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import click
 
 from .. import __version__
 from ..bench.command import bench
-from ..common.config import ConfigError, load_config
-from .discovery import discover
+from ..common.config import Config, ConfigError, load_config
+from .discovery import Inputs, discover
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
 from .signals import interruptions_end_cleanly
+from .streams import Written, guard_standard_streams, write_report, write_stderr
 from ..common.options import RunOptions
 from ..report import FORMAT_ALIASES, FORMATS, TEXT_FORMATS, renderer
 from ..report.sanitize import encodable, sanitize
@@ -37,6 +39,10 @@ class _DefaultCommandGroup(click.Group):
         if not args or args[0] not in self.commands and args[0] not in ("--version",):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        guard_standard_streams()  # first: a usage error on a closed stderr still exits 2
+        return super().main(*args, **kwargs)
 
     # Usage errors of the group and of its commands become one ``wnaudit: error:`` line (cli/errors.py).
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any) -> click.Context:
@@ -98,7 +104,7 @@ class _CheckCommand(click.Command):
 )
 @click.option(
     "--color", "color_choice", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-    help="Colour the text formats (auto: on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it).",
+    help="Colour the text formats (auto: on a terminal other than TERM=dumb, unless NO_COLOR is set; FORCE_COLOR forces it).",
 )
 @click.option("--select", multiple=True, help="Rule codes or prefixes to report (comma-separated); replaces the configured selection.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to report on top of the selection (comma-separated).")
@@ -151,28 +157,13 @@ def check(
     checkpoints (.pt .pth .bin .ckpt .safetensors, *.index.json, or any file
     that looks like one).
     """
+    closed = guard_standard_streams()  # before any file is opened: none may take a closed descriptor's number
     configure_cli_logging(verbose)
     if explain is not None:
         ctx.exit(_explain(explain))
-    if not paths:
-        raise click.UsageError("no paths given; try: wnaudit .")
-    if fix and diff:
-        raise click.UsageError("--fix and --diff are exclusive: --diff only shows what --fix would write")
-    if output is not None and not fix:
-        raise click.UsageError("-o/--output needs --fix")
-    if output is not None:
-        _check_output_path(output)
-    from ..report.codes import code_registry
-
-    known = code_registry()
-    try:
-        config = load_config(list(paths), config_path, known_codes=known).with_overrides(
-            select=_split_codes(select), extend_select=_split_codes(extend_select), ignore=_split_codes(ignore),
-            exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude, known_codes=known,
-        )
-    except ConfigError as error:
-        raise OneLineUsageError(str(error)) from error
-
+    _check_arguments(paths, fix=fix, diff=diff, output=output)
+    config = _load_config(paths, config_path, select=select, extend_select=extend_select, ignore=ignore,
+                          exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude)
     inputs = discover(list(paths), config)
     if output is not None and (len(inputs.checkpoints) != 1 or inputs.sources):
         raise click.UsageError("-o/--output works with exactly one checkpoint input")
@@ -184,7 +175,7 @@ def check(
         output=output,
         trust_pickle=trust_pickle,
         spectral=fold_spectral,
-        progress=fix and sys.stderr.isatty(),
+        progress=fix and _is_terminal(sys.stderr),
         jobs=jobs,
         verbose=verbose,
         module_auditor=_audit_module,
@@ -193,6 +184,48 @@ def check(
         read_only=frozenset(inputs.read_only),
         cache=not no_cache,
     )
+    result = _run_engines(inputs, options)
+    _count_walked(result, paths, inputs)
+    _report_input_errors(result, inputs, output_format)
+    written = _report(
+        result, closed, output_format=output_format, color_choice=color_choice, diff=diff, fix=fix,
+        quiet=quiet, statistics=statistics, show_fixes=show_fixes, unsafe_fixes=unsafe_fixes,
+        checked=len(inputs.sources) + len(inputs.checkpoints),
+    )
+    ctx.exit(EXIT_ERROR if written is Written.FAILED else _exit_status(result, exit_zero))
+
+
+def _check_arguments(paths: tuple[Path, ...], *, fix: bool, diff: bool, output: Path | None) -> None:
+    """The usage errors that need no config and no input read."""
+    if not paths:
+        raise click.UsageError("no paths given; try: wnaudit .")
+    if fix and diff:
+        raise click.UsageError("--fix and --diff are exclusive: --diff only shows what --fix would write")
+    if output is not None and not fix:
+        raise click.UsageError("-o/--output needs --fix")
+    if output is not None:
+        _check_output_path(output)
+
+
+def _load_config(
+    paths: tuple[Path, ...], config_path: Path | None, *, select: tuple[str, ...], extend_select: tuple[str, ...],
+    ignore: tuple[str, ...], exclude: tuple[str, ...], extend_exclude: tuple[str, ...], force_exclude: bool | None,
+) -> Config:
+    """``[tool.wnaudit]`` with the command line's selections on top; a bad one is a usage error."""
+    from ..report.codes import code_registry
+
+    known = code_registry()
+    try:
+        return load_config(list(paths), config_path, known_codes=known).with_overrides(
+            select=_split_codes(select), extend_select=_split_codes(extend_select), ignore=_split_codes(ignore),
+            exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude, known_codes=known,
+        )
+    except ConfigError as error:
+        raise OneLineUsageError(str(error)) from error
+
+
+def _run_engines(inputs: Inputs, options: RunOptions) -> RunResult:
+    """Lint the sources, audit the checkpoints (and fix them): all the work is done before anything is reported."""
     result = RunResult(errors=list(inputs.errors))
     if inputs.sources:
         from ..source import lint_files
@@ -204,28 +237,56 @@ def check(
         from ..checkpoint import audit_checkpoints
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
-    result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
-    if any(path.is_dir() for path in paths):  # the summary says what a directory walk found
+    result.findings = [f for f in result.findings if options.config.enabled(f.code, f.path)]
+    return result
+
+
+def _count_walked(result: RunResult, paths: tuple[Path, ...], inputs: Inputs) -> None:
+    """The summary says what a directory walk found; named files need no count."""
+    if any(path.is_dir() for path in paths):
         result.checked_sources, result.checked_checkpoints = len(inputs.sources), result.checked_checkpoints or 0
     else:
         result.checked_sources = result.checked_checkpoints = None
 
-    checked = len(inputs.sources) + len(inputs.checkpoints)
-    if checked == 0 and not inputs.errors:
+
+def _report_input_errors(result: RunResult, inputs: Inputs, output_format: str) -> None:
+    if not inputs.sources and not inputs.checkpoints and not inputs.errors:
         report_error_line("warning", "no Python file, notebook or checkpoint found under the given paths: nothing checked")
     if output_format != "github":  # github: errors are annotations on stdout already
         for input_error in result.errors:
             report_error_line("error", f"{input_error.path}: {input_error.message}")
+
+
+def _report(
+    result: RunResult, closed: frozenset[str], *, output_format: str, color_choice: str, diff: bool, fix: bool,
+    quiet: bool, statistics: bool, show_fixes: bool, unsafe_fixes: bool, checked: int,
+) -> Written:
+    """Write the patches (``--diff``) and the report; one error line if either cannot be written."""
     # --diff: stdout is the patch alone (it must apply); the report goes to stderr.
-    report_stream = sys.stderr if diff else sys.stdout
+    written = Written.DONE
     if diff:
-        _write_diffs(result.diffs)
+        written, why = write_report(lambda: _write_diffs(result.diffs), sys.stdout, "stdout" in closed)
         result.diffs = []
-    renderer(output_format)(
-        result, report_stream, color=_use_color(color_choice, report_stream) and output_format in TEXT_FORMATS,
-        quiet=quiet, statistics=statistics, show_fixes=show_fixes, unsafe_fixes=unsafe_fixes, checked=checked,
-    )
-    ctx.exit(_exit_status(result, exit_zero))
+        if written is not Written.DONE:
+            return _say_unwritten("the patches", written, why, fix=False)
+    stream = sys.stderr if diff else sys.stdout
+    color = _use_color(color_choice, stream) and output_format in TEXT_FORMATS
+
+    def render() -> None:
+        renderer(output_format)(
+            result, stream, color=color, quiet=quiet, statistics=statistics, show_fixes=show_fixes,
+            unsafe_fixes=unsafe_fixes, checked=checked,
+        )
+
+    written, why = write_report(render, stream, ("stderr" if diff else "stdout") in closed)
+    return _say_unwritten("the report", written, why, fix=fix)
+
+
+def _say_unwritten(what: str, written: Written, why: str, *, fix: bool) -> Written:
+    if written is Written.FAILED:
+        kept = "; the files this run fixed stay fixed" if fix else ""
+        report_error_line("error", f"cannot write {what}: {why}{kept}")
+    return written
 
 
 def _check_output_path(output: Path) -> None:
@@ -244,21 +305,28 @@ def report_error_line(kind: str, text: str) -> None:
     escape sequences when stderr is not a terminal, which would name a file
     that does not exist; the sanitiser shows them escaped instead.
     """
-    stream = sys.stderr
-    stream.write(encodable(f"wnaudit: {kind}: {sanitize(text)}", getattr(stream, "encoding", None)) + "\n")
-    stream.flush()
+    write_stderr(encodable(f"wnaudit: {kind}: {sanitize(text)}", getattr(sys.stderr, "encoding", None)))
 
 
 def _use_color(choice: str, stream: object) -> bool:
-    """``--color``, else ``NO_COLOR`` (no-color.org), else ``FORCE_COLOR``, else whether ``stream`` is a terminal."""
+    """``--color``, else ``NO_COLOR`` (no-color.org), else ``FORCE_COLOR``, else ``TERM=dumb`` (none), else whether ``stream`` is a terminal."""
     if choice != "auto":
         return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
+    if os.environ.get("TERM") == "dumb":  # a terminal that shows escape sequences as text
+        return False
+    return _is_terminal(stream)
+
+
+def _is_terminal(stream: object) -> bool:
     isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):
+        return False
 
 
 def _write_diffs(diffs: Sequence[str | bytes]) -> None:

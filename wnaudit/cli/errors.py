@@ -14,6 +14,7 @@ from typing import IO, Any
 import click
 
 from ..report.sanitize import encodable, sanitize
+from .streams import write_stderr
 
 EXIT_ERROR = 2
 PREFIX = "wnaudit: error: "
@@ -37,9 +38,11 @@ class OneLineUsageError(click.ClickException):
     def show(self, file: IO[Any] | None = None) -> None:
         # Written directly: click.echo strips escapes off a non-terminal, which would
         # name a file that does not exist; the sanitiser has made the line safe.
-        stream = file if file is not None else sys.stderr
-        stream.write(encodable(error_line(self.format_message()), getattr(stream, "encoding", None)) + "\n")
-        stream.flush()
+        if file is not None:
+            file.write(encodable(error_line(self.format_message()), getattr(file, "encoding", None)) + "\n")
+            file.flush()
+            return
+        write_stderr(encodable(error_line(self.format_message()), getattr(sys.stderr, "encoding", None)))
 
 
 def one_line(error: click.UsageError) -> OneLineUsageError:

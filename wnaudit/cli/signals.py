@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 import threading
 from types import FrameType
 from typing import Iterator
 
 from ..common import interrupts
 from ..common.interrupts import EXIT_STATUS, Interrupted
+from .streams import write_stderr
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
@@ -46,9 +46,8 @@ def interruptions_end_cleanly() -> Iterator[None]:
         yield
     except Interrupted as interrupted:
         name = signal.Signals(interrupted.signum).name
-        print(
-            f"wnaudit: interrupted by {name}: temporary files removed; files fixed before it are complete, the rest unchanged",
-            file=sys.stderr,
+        write_stderr(
+            f"wnaudit: interrupted by {name}: temporary files removed; files fixed before it are complete, the rest unchanged"
         )
         raise
     finally:

@@ -22,8 +22,15 @@ class _SanitizingFormatter(logging.Formatter):
         return super().formatMessage(record)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """A log line that stderr cannot take (full, a pipe whose reader left) is dropped: the run goes on."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def configure_cli_logging(verbose: bool) -> None:
     """Warnings (or everything with ``--verbose``) to stderr, prefixed so users can grep them."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler(sys.stderr)
     handler.setFormatter(_SanitizingFormatter("wnaudit: %(levelname)s: %(message)s"))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler])

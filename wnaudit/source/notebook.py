@@ -12,7 +12,7 @@ never transformed.
 
 Writing back changes only the ``source`` of code cells the fix touched;
 outputs, metadata and every other cell stay as they were, and the JSON is
-written in the notebook's own layout (indent, key order, ASCII escaping) when
+written in the notebook's own layout (indent, key order, ASCII escaping, line endings) when
 that layout can be recognised, else as nbformat writes it.
 """
 
@@ -187,17 +187,33 @@ def _source_value(original: str | list[str], text: str) -> str | list[str]:
     return text.splitlines(keepends=True)
 
 
+def _line_ending(text: str) -> str:
+    """The first line ending in ``text`` (``\r\n`` from a Windows checkout, ``\r``, else ``\n``)."""
+    found = re.search(r"\r\n|\r|\n", text)
+    return found.group(0) if found else "\n"
+
+
 def _dump_like(original: bytes, notebook: dict[str, Any]) -> str | None:
-    """A serialiser that reproduces ``original`` exactly, applied to ``notebook``."""
+    """A serialiser that reproduces ``original`` exactly, applied to ``notebook``.
+
+    JSON strings hold no raw line breaks, so every line break in the file is
+    layout: the file's own ending is matched as ``\n`` and written back as it was.
+    """
     text = original.decode("utf-8-sig")
-    parsed = json.loads(text)
+    ending = _line_ending(text)
+    plain = text.replace(ending, "\n") if ending != "\n" else text
+    parsed = json.loads(plain)
     for indent in (1, 2, 4, 3, "\t", None):
         for ensure_ascii in (False, True):
             dumped = json.dumps(parsed, indent=indent, ensure_ascii=ensure_ascii)
             for tail in ("\n", ""):
-                if dumped + tail == text:
-                    return json.dumps(notebook, indent=indent, ensure_ascii=ensure_ascii) + tail
+                if dumped + tail == plain:
+                    return _with_ending(json.dumps(notebook, indent=indent, ensure_ascii=ensure_ascii) + tail, ending)
     return None
+
+
+def _with_ending(text: str, ending: str) -> str:
+    return text.replace("\n", ending) if ending != "\n" else text
 
 
 def rewrite_notebook(data: bytes, view: NotebookView, new_text: str) -> bytes:
@@ -209,13 +225,14 @@ def rewrite_notebook(data: bytes, view: NotebookView, new_text: str) -> bytes:
         return data  # nothing to write: the file stays byte for byte what it was
     for index, lines in changed.items():
         cell = notebook["cells"][index]
-        new = "\n".join(lines)
-        if _cell_text(cell).endswith("\n") and lines:
-            new += "\n"
+        ending = _line_ending(_cell_text(cell))  # a cell's own lines keep their endings too
+        new = ending.join(lines)
+        if _cell_text(cell).endswith(("\n", "\r")) and lines:
+            new += ending
         cell["source"] = _source_value(cell.get("source", ""), new)
     text = _dump_like(data, notebook)
-    if text is None:  # a layout we do not recognise: write it as nbformat does
-        text = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    if text is None:  # a layout we do not recognise: write it as nbformat does, with the file's line endings
+        text = _with_ending(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", _line_ending(data.decode("utf-8-sig")))
     prefix = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     return prefix + text.encode("utf-8")
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Iterable
+from collections import deque
+from typing import Iterable, Iterator
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 
 logger = logging.getLogger(__name__)
 
-#: A walk of more files than this is cut short (a home directory is not a project).
+#: A walk of more Python files than this is cut short (a home directory is not a project);
+#: the project's packages are read first, and the warning names what was left out.
 MAX_PROJECT_FILES = 50_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "node_modules", "test", "tests", "testing"})
 
@@ -39,25 +41,106 @@ def skipped(name: str) -> bool:
 
 
 def project_files(root: Path, whole: bool) -> Iterable[Path]:
-    """The project's Python files: the whole tree under a marked root, else the root's files and packages."""
+    """The project's Python files: the whole tree under a marked root, else the root's files and packages.
+
+    At most :data:`MAX_PROJECT_FILES`, in the order :func:`_directories` walks:
+    the project's importable code first, nearest the root first, so a tree of
+    data or copied scripts beside the code is what a cut leaves out, and the
+    warning names it.
+    """
     count = 0
-    for directory, dirs, files in os.walk(root):
-        here = Path(directory)
+    walk = _Walk(root, whole)
+    for directory, names in walk:
+        for name in names:
+            path = directory / name
+            if is_test_file(path) or too_big(path):
+                continue
+            count += 1
+            if count > MAX_PROJECT_FILES:
+                _warn_cut(root, walk.unread(directory))
+                return
+            yield path
+
+
+def _warn_cut(root: Path, unread: list[Path]) -> None:
+    shown = ", ".join(_relative(root, d) for d in unread[:3])
+    more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+    logger.warning(
+        "%s: more than %d Python files; the serving-path search read the project's packages first and skipped "
+        "the rest of %s%s (WN110 may miss inference paths there)", root, MAX_PROJECT_FILES, shown, more,
+    )
+
+
+def _relative(root: Path, directory: Path) -> str:
+    return str(directory.relative_to(root)) if directory != root else "."
+
+
+class _Walk:
+    """Directories breadth first, importable code before the rest; each with its ``.py`` file names, sorted.
+
+    Importable code: the root's own files, package directories (``__init__.py``)
+    reached from the root or from ``src/`` through packages.  The rest (scripts,
+    tools, data, anything else a marked root holds) comes after, breadth first
+    too.  Virtual environments (``pyvenv.cfg``) and :func:`skipped` directories
+    are never entered; directory links are not followed.
+    """
+
+    def __init__(self, root: Path, whole: bool) -> None:
+        self.whole = whole
+        self.code: deque[Path] = deque([root])
+        self.rest: deque[Path] = deque()
+        self.root = root
+
+    def __iter__(self) -> Iterator[tuple[Path, list[str]]]:
+        while self.code or self.rest:
+            is_code = bool(self.code)
+            directory = self.code.popleft() if is_code else self.rest.popleft()
+            listed = self._list(directory)
+            if listed is None:
+                continue
+            files, dirs = listed
+            for name in dirs:
+                child = directory / name
+                if is_code and (self._src_layout(directory, name) or "__init__.py" in _names(child)):
+                    self.code.append(child)
+                elif self.whole:
+                    self.rest.append(child)
+            yield directory, [name for name in files if name.endswith(".py")]
+
+    def _src_layout(self, directory: Path, name: str) -> bool:
+        """``src/`` under a marked root holds the project's packages (the src layout)."""
+        return self.whole and directory == self.root and name == "src"
+
+    def unread(self, current: Path) -> list[Path]:
+        """The directories a cut at ``current`` leaves (partly) unread: it, and all still waiting."""
+        return [current, *self.code, *self.rest]
+
+    @staticmethod
+    def _list(directory: Path) -> tuple[list[str], list[str]] | None:
+        """(file names, directory names to enter), sorted; None for a virtual environment or an unreadable one."""
+        files: list[str] = []
+        dirs: list[str] = []
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if is_dir:
+                        if not skipped(entry.name):
+                            dirs.append(entry.name)
+                    else:
+                        files.append(entry.name)
+        except OSError:
+            return None
         if "pyvenv.cfg" in files:
-            dirs[:] = []
-            continue
-        dirs[:] = sorted(
-            d for d in dirs
-            if not skipped(d)
-            and (whole or os.path.isfile(os.path.join(directory, d, "__init__.py")))
-        )
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = here / name
-                if is_test_file(path) or too_big(path):
-                    continue
-                count += 1
-                if count > MAX_PROJECT_FILES:
-                    logger.warning("%s: more than %d Python files; the serving-path search stops there", root, MAX_PROJECT_FILES)
-                    return
-                yield path
+            return None
+        return sorted(files), sorted(dirs)
+
+
+def _names(directory: Path) -> frozenset[str]:
+    try:
+        return frozenset(os.listdir(directory))
+    except OSError:
+        return frozenset()
