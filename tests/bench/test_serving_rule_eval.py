@@ -30,8 +30,8 @@ def ev() -> ModuleType:
     return module
 
 
-def _site(ev: ModuleType, path: str, line: int, label: str, via: tuple[str, ...] = ()) -> Any:
-    return ev.Site(path=path, line=line, label=label, reason=f"why {path}:{line}", via=via)
+def _site(ev: ModuleType, path: str, line: int, label: str, via: tuple[str, ...] = (), why: str = "") -> Any:
+    return ev.Site(path=path, line=line, label=label, reason=f"why {path}:{line}", via=via, why_undecidable=why)
 
 
 def _finding(ev: ModuleType, path: str, line: int) -> Any:
@@ -58,16 +58,31 @@ def test_a_finding_at_a_silent_site_or_an_unlabelled_line_is_a_false_positive(ev
     assert ev.totals([score])["precision"] == 0.0
 
 
-def test_a_finding_at_an_unsure_site_counts_neither_way(ev: ModuleType) -> None:
-    sites = [_site(ev, "pkg/a.py", 10, "unsure"), _site(ev, "pkg/a.py", 20, "report")]
+def test_a_finding_at_an_unsure_site_with_a_why_undecidable_counts_neither_way(ev: ModuleType) -> None:
+    sites = [_site(ev, "pkg/a.py", 10, "unsure", why="a YAML outside the package picks the norm"),
+             _site(ev, "pkg/a.py", 20, "report")]
     score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/a.py", 10), _finding(ev, "pkg/a.py", 20)])
     assert (score.tp, score.fp, score.fn) == (1, 0, 0)
     assert [f.key for f, _ in score.unsure_hits] == ["pkg/a.py:10"]
+    assert score.unsure_counted == []
     assert score.sites == {"report": 1, "silent": 0, "unsure": 1}
 
 
-def test_a_helper_finding_over_unsure_and_silent_sites_is_left_out(ev: ModuleType) -> None:
-    sites = [_site(ev, "pkg/conv.py", 10, "unsure", via=("pkg/conv.py:5",)),
+def test_a_finding_at_an_unsure_site_without_a_why_undecidable_is_a_false_positive(ev: ModuleType) -> None:
+    """Issue 22: "unsure" must not keep a rule's own findings out of its precision."""
+    sites = [_site(ev, "pkg/a.py", 10, "unsure"), _site(ev, "pkg/a.py", 20, "report")]
+    score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/a.py", 10), _finding(ev, "pkg/a.py", 20)])
+    assert (score.tp, score.fp, score.fn) == (1, 1, 0)
+    assert [f.key for f, _ in score.unsure_counted] == ["pkg/a.py:10"]
+    totals = ev.totals([score])
+    assert (totals["precision"], totals["unsure_hits"], totals["unsure_counted"]) == (0.5, 1, 1)
+    raw = {"name": "pkg", "sites": [{"path": "pkg/a.py", "line": 1, "label": "unsure", "reason": "r",
+                                     "why_undecidable": "  the checkpoint's config picks the class "}]}
+    assert ev.parse_sites(raw)[0].why_undecidable == "the checkpoint's config picks the class"
+
+
+def test_a_helper_finding_over_undecidable_and_silent_sites_is_left_out(ev: ModuleType) -> None:
+    sites = [_site(ev, "pkg/conv.py", 10, "unsure", via=("pkg/conv.py:5",), why="config"),
              _site(ev, "pkg/conv.py", 20, "silent", via=("pkg/conv.py:5",))]
     score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/conv.py", 5)])
     assert (score.tp, score.fp, score.fn) == (0, 0, 0)
