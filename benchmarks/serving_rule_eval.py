@@ -374,9 +374,11 @@ def evaluate(entries: Sequence[Mapping[str, Any]], *, src_dir: Path, download_di
             else:
                 package_dir = src_dir / entry["dist_dir"]
                 if not package_dir.is_dir():
-                    if offline:
-                        raise PackageFailure(f"{package_dir} is not there and --offline forbids downloading")
-                    unpack(download(name, version, download_dir), package_dir)
+                    archive = find_archive(download_dir, name, version)
+                    if archive is None and offline:
+                        raise PackageFailure(f"{package_dir} is not there, no archive in {download_dir}, "
+                                             "and --offline forbids downloading")
+                    unpack(archive or download(name, version, download_dir), package_dir)
                 report = run_rule(package_dir, entry["roots"], timeout, rule, memory_limit_gb)
                 if save_reports is not None:
                     save_reports.mkdir(parents=True, exist_ok=True)

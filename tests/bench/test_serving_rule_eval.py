@@ -345,3 +345,18 @@ def test_removals_are_scored_against_their_own_list_with_the_removal_rules(
                     "--offline", "--src-dir", str(tmp_path), "--json-out", str(out)]) == 0
     totals = json.loads(out.read_text(encoding="utf-8"))["totals"]
     assert (totals["tp"], totals["fp"], totals["fn"]) == (1, 0, 1)
+
+
+def test_offline_unpacks_an_archive_already_downloaded(ev: ModuleType, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    download_dir = tmp_path / "dl"
+    download_dir.mkdir()
+    with zipfile.ZipFile(download_dir / "here-1.0-py3-none-any.whl", "w") as zipped:
+        zipped.writestr("here/m.py", "x = 1\n")
+    seen: list[Path] = []
+    monkeypatch.setattr(ev, "run_rule", lambda package_dir, *a, **k: seen.append(package_dir) or {"findings": []})
+    entries = [{"name": "here", "version": "1.0", "dist_dir": "here-1.0", "roots": ["here"], "sites": []}]
+    scores = ev.evaluate(entries, src_dir=tmp_path / "src", download_dir=download_dir, offline=True,
+                         findings_dir=None, timeout=5)
+    assert scores[0].error is None
+    assert (tmp_path / "src" / "here-1.0" / "here" / "m.py").is_file() and seen == [tmp_path / "src" / "here-1.0"]
