@@ -42,9 +42,10 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -272,7 +273,7 @@ def download(name: str, version: str, download_dir: Path) -> Path:
     download_dir.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":none:",
                "--disable-pip-version-check", "-q", f"{name}=={version}", "-d", str(download_dir)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
     if result.returncode != 0:
         tail = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
         raise PackageFailure(f"pip download {name}=={version} failed: {tail[0]}")
@@ -341,7 +342,7 @@ def run_rule(package_dir: Path, roots: Sequence[str], timeout: float, rule: str 
                "--exit-zero", "--no-cache", *roots]
     try:
         limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None
-        result = subprocess.run(command, cwd=package_dir, env=env, capture_output=True, text=True,
+        result = subprocess.run(command, cwd=package_dir, env=env, capture_output=True, text=True, check=False,
                                 timeout=timeout, preexec_fn=_address_space_limit(limit))
     except subprocess.TimeoutExpired as exc:
         raise PackageFailure(f"wnaudit ran past {timeout:.0f} s on {package_dir.name}") from exc
@@ -482,7 +483,7 @@ def _print_plain(scores: Sequence[PackageScore], title: str) -> None:
           f"(findings on unsure sites: {t['unsure_hits']}, {t['unsure_counted']} of them counted as FP)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev",
                         help="dev: benchmarks/serving_eval, test: benchmarks/serving_eval_test, all: both")
@@ -491,7 +492,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--src-dir", type=Path,
                         help="where the unpacked packages live (default: benchmarks/.cache/<split folder>/src)")
     parser.add_argument("--download-dir", type=Path, help="default: benchmarks/.cache/<split folder>/dl")
-    parser.add_argument("--offline", action="store_true", help="never download; a missing package fails")
+    parser.add_argument("--offline", action="store_true",
+                        help="never download; a package with no archive in the download folder fails")
     parser.add_argument("--findings-dir", type=Path,
                         help="read NAME.json wnaudit reports from here instead of running wnaudit")
     parser.add_argument("--save-reports", type=Path,
@@ -505,10 +507,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="address-space cap for each lint process, 0 for none (default: 6)")
     parser.add_argument("--markdown", action="store_true", help="print the results as a markdown table")
     parser.add_argument("--json-out", type=Path, help="also write the full results as JSON here")
-    args = parser.parse_args(argv)
-    rule = args.rule or (REMOVAL_RULES if args.removals else RULE)
-    labelled = "removals" if args.removals else "sites"
+    return parser
 
+
+def run_splits(args: argparse.Namespace, parser: argparse.ArgumentParser) -> list[tuple[str, list[PackageScore]]]:
+    """Score every chosen split (only the ``--packages`` asked for), one result list per split."""
+    rule = args.rule or (REMOVAL_RULES if args.removals else RULE)
     splits = split_entries(args.split, args.labels)
     wanted = {name.strip() for name in (args.packages or "").split(",") if name.strip()}
     unknown = wanted - {entry["name"] for _, _, entries in splits for entry in entries}
@@ -516,22 +520,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"not in the labels: {', '.join(sorted(unknown))}")
     results: list[tuple[str, list[PackageScore]]] = []
     for split, cache, entries in splits:
-        if wanted:
-            entries = [entry for entry in entries if entry["name"] in wanted]
-        if not entries:
+        chosen = [entry for entry in entries if not wanted or entry["name"] in wanted]
+        if not chosen:
             continue
         results.append((split, evaluate(
-            entries, src_dir=args.src_dir or cache / "src", download_dir=args.download_dir or cache / "dl",
+            chosen, src_dir=args.src_dir or cache / "src", download_dir=args.download_dir or cache / "dl",
             offline=args.offline, findings_dir=args.findings_dir, timeout=args.timeout, rule=rule,
-            save_reports=args.save_reports, memory_limit_gb=args.memory_limit_gb, labelled=labelled)))
-    everything = [score for _, scores in results for score in scores]
+            save_reports=args.save_reports, memory_limit_gb=args.memory_limit_gb,
+            labelled="removals" if args.removals else "sites")))
+    return results
+
+
+def print_results(results: Sequence[tuple[str, Sequence[PackageScore]]], markdown: bool) -> None:
     for split, scores in results:
         if len(results) > 1:
             print(f"\n## {split} split\n")
-        if args.markdown:
+        if markdown:
             print(markdown_table(scores))
         else:
             _print_plain(scores, f"all ({split})")
+    everything = [score for _, scores in results for score in scores]
     if len(results) > 1:
         t = totals(everything)
         print(f"\nboth splits: TP {t['tp']} FP {t['fp']} FN {t['fn']} precision {fmt(t['precision'])} "
@@ -540,12 +548,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if detail:
         print()
         print(detail)
+
+
+def write_json(path: Path, results: Sequence[tuple[str, Sequence[PackageScore]]], rule: str,
+               labelled: str) -> None:
+    """Everything as JSON: per split under ``splits``; a single split also at the top level."""
+    payload: dict[str, Any] = {"rule": rule, "labelled": labelled,
+                               "splits": {split: as_json(scores) for split, scores in results}}
+    if len(results) == 1:
+        payload.update(as_json(results[0][1]))
+    path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    results = run_splits(args, parser)
+    print_results(results, args.markdown)
     if args.json_out:
-        payload = {"rule": rule, "labelled": labelled,
-                   "splits": {split: as_json(scores) for split, scores in results}}
-        if len(results) == 1:
-            payload.update(as_json(results[0][1]))
-        args.json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        write_json(args.json_out, results, args.rule or (REMOVAL_RULES if args.removals else RULE),
+                   "removals" if args.removals else "sites")
+    everything = [score for _, scores in results for score in scores]
     return 1 if everything and all(s.error is not None for s in everything) else 0
 
 
