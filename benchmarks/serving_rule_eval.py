@@ -1,13 +1,17 @@
 """Precision and recall of WN110 (weight norm applied and never folded on an inference path)
 on real PyPI packages of the field, against labels made by reading each package's code.
 
-The labels (``benchmarks/serving_eval/labels.json``) are independent of the rule: every
-weight-norm application in a class was labelled ``report`` (the class, or a model holding it,
-is put on an inference path inside the package and nothing folds it on the way), ``silent``
-(training-only, never applied, never on an inference path, or folded there) or ``unsure``
-(left out of the metrics, counted apart).  How the labels were made: docs/serving-rule-evaluation.md.
+Two splits (issue 22): ``--split dev`` (``benchmarks/serving_eval/labels.json``, the packages the
+rule may be tuned on), ``--split test`` (``benchmarks/serving_eval_test/labels.json``, further
+packages labelled before the rule was run on them) and ``--split all``.  The labels are
+independent of the rule: every weight-norm application in a class was labelled ``report`` (the
+class, or a model holding it, is put on an inference path inside the package and nothing folds
+it on the way), ``silent`` (training-only, never applied, never executed at inference, or folded
+there) or ``unsure`` (only what the package's code cannot decide, with ``why_undecidable``).
+``--removals`` scores each package's ``removals`` list (removal targets, WN101 and WN105-WN109)
+instead.  How the labels were made: docs/serving-rule-evaluation.md.
 
-Each package is downloaded with ``pip download --no-deps`` into ``benchmarks/.cache/serving_eval``
+Each package is downloaded with ``pip download --no-deps`` into ``benchmarks/.cache/<split folder>``
 (never installed, never imported), unpacked there, and linted as a fresh process:
 
     python -m wnaudit.cli --select WN110 --output-format json --exit-zero --no-cache ROOT...
@@ -19,12 +23,14 @@ labelled at its (path, line) and every site whose ``via`` names that (path, line
 inside an alias helper such as ``def WNConv1d(...): return weight_norm(...)``, for sites that
 apply weight norm through it; one "path:line" or a list of them, for a chain of helpers).
 A finding is a true positive if it covers a ``report`` site, is left out if it covers no
-``report`` site but an ``unsure`` one, and is a false positive if it covers only ``silent``
-sites or no labelled site at all.  A ``report`` site that no finding covers is a false negative.
+``report`` site but an ``unsure`` one that says ``why_undecidable``, and is a false positive
+otherwise (only ``silent`` sites, an ``unsure`` site without that reason, or no labelled site).
+A ``report`` site that no finding covers is a false negative.
 Precision = TP / (TP + FP) over findings; recall = covered report sites / report sites.
 
-    python benchmarks/serving_rule_eval.py                       # all packages
-    python benchmarks/serving_rule_eval.py --packages snac,vocos --markdown
+    python benchmarks/serving_rule_eval.py --split all --markdown   # both splits
+    python benchmarks/serving_rule_eval.py --split test --packages chattts,voxcpm
+    python benchmarks/serving_rule_eval.py --split test --removals  # removal targets
     PYTHONPATH=/path/to/other/worktree python benchmarks/serving_rule_eval.py --json-out out.json
     python benchmarks/serving_rule_eval.py --src-dir /elsewhere/src --offline   # no download
     python benchmarks/serving_rule_eval.py --save-reports R; ... --findings-dir R  # re-score, no lint
