@@ -30,8 +30,8 @@ def ev() -> ModuleType:
     return module
 
 
-def _site(ev: ModuleType, path: str, line: int, label: str, via: tuple[str, ...] = ()) -> Any:
-    return ev.Site(path=path, line=line, label=label, reason=f"why {path}:{line}", via=via)
+def _site(ev: ModuleType, path: str, line: int, label: str, via: tuple[str, ...] = (), why: str = "") -> Any:
+    return ev.Site(path=path, line=line, label=label, reason=f"why {path}:{line}", via=via, why_undecidable=why)
 
 
 def _finding(ev: ModuleType, path: str, line: int) -> Any:
@@ -58,16 +58,31 @@ def test_a_finding_at_a_silent_site_or_an_unlabelled_line_is_a_false_positive(ev
     assert ev.totals([score])["precision"] == 0.0
 
 
-def test_a_finding_at_an_unsure_site_counts_neither_way(ev: ModuleType) -> None:
-    sites = [_site(ev, "pkg/a.py", 10, "unsure"), _site(ev, "pkg/a.py", 20, "report")]
+def test_a_finding_at_an_unsure_site_with_a_why_undecidable_counts_neither_way(ev: ModuleType) -> None:
+    sites = [_site(ev, "pkg/a.py", 10, "unsure", why="a YAML outside the package picks the norm"),
+             _site(ev, "pkg/a.py", 20, "report")]
     score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/a.py", 10), _finding(ev, "pkg/a.py", 20)])
     assert (score.tp, score.fp, score.fn) == (1, 0, 0)
     assert [f.key for f, _ in score.unsure_hits] == ["pkg/a.py:10"]
+    assert score.unsure_counted == []
     assert score.sites == {"report": 1, "silent": 0, "unsure": 1}
 
 
-def test_a_helper_finding_over_unsure_and_silent_sites_is_left_out(ev: ModuleType) -> None:
-    sites = [_site(ev, "pkg/conv.py", 10, "unsure", via=("pkg/conv.py:5",)),
+def test_a_finding_at_an_unsure_site_without_a_why_undecidable_is_a_false_positive(ev: ModuleType) -> None:
+    """Issue 22: "unsure" must not keep a rule's own findings out of its precision."""
+    sites = [_site(ev, "pkg/a.py", 10, "unsure"), _site(ev, "pkg/a.py", 20, "report")]
+    score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/a.py", 10), _finding(ev, "pkg/a.py", 20)])
+    assert (score.tp, score.fp, score.fn) == (1, 1, 0)
+    assert [f.key for f, _ in score.unsure_counted] == ["pkg/a.py:10"]
+    totals = ev.totals([score])
+    assert (totals["precision"], totals["unsure_hits"], totals["unsure_counted"]) == (0.5, 1, 1)
+    raw = {"name": "pkg", "sites": [{"path": "pkg/a.py", "line": 1, "label": "unsure", "reason": "r",
+                                     "why_undecidable": "  the checkpoint's config picks the class "}]}
+    assert ev.parse_sites(raw)[0].why_undecidable == "the checkpoint's config picks the class"
+
+
+def test_a_helper_finding_over_undecidable_and_silent_sites_is_left_out(ev: ModuleType) -> None:
+    sites = [_site(ev, "pkg/conv.py", 10, "unsure", via=("pkg/conv.py:5",), why="config"),
              _site(ev, "pkg/conv.py", 20, "silent", via=("pkg/conv.py:5",))]
     score = ev.score_package("pkg", "1", sites, [_finding(ev, "pkg/conv.py", 5)])
     assert (score.tp, score.fp, score.fn) == (0, 0, 0)
@@ -233,3 +248,115 @@ def test_the_committed_labels_are_well_formed(ev: ModuleType) -> None:
     counts = {label: sum(site["label"] == label for entry in labels["packages"] for site in entry["sites"])
               for label in ev.LABEL_VALUES}
     assert counts["report"] >= 50 and counts["silent"] >= 50
+
+
+TEST_LABELS = REPO / "benchmarks" / "serving_eval_test" / "labels.json"
+
+
+def test_the_committed_test_split_is_well_formed_and_apart_from_the_development_split(ev: ModuleType) -> None:
+    dev = json.loads(LABELS.read_text(encoding="utf-8"))
+    test = json.loads(TEST_LABELS.read_text(encoding="utf-8"))
+    dev_names = {entry["name"] for entry in dev["packages"]}
+    test_names = [entry["name"] for entry in test["packages"]]
+    assert len(test_names) == len(set(test_names)) and len(test_names) >= 12
+    assert not dev_names & set(test_names)
+    for entry in test["packages"]:
+        assert entry["spec"] == f"{entry['name']}=={entry['version']}"
+        for field_name in ("sites", "removals"):
+            sites = ev.parse_sites(entry, field_name)
+            keys = [site.key for site in sites]
+            assert len(keys) == len(set(keys)), (entry["name"], field_name)
+            for site in sites:
+                assert site.reason.strip(), (entry["name"], site.key)
+                assert any(site.path.startswith(root + "/") for root in entry["roots"]), (entry["name"], site.key)
+                assert site.label != "unsure" or site.why_undecidable, (entry["name"], site.key)
+        for removal in entry.get("removals", ()):
+            assert removal["shape"] in test["removal_shapes"], (entry["name"], removal)
+    counts = {label: sum(site["label"] == label for entry in test["packages"] for site in entry["sites"])
+              for label in ev.LABEL_VALUES}
+    assert counts["report"] >= 50 and counts["silent"] >= 50
+
+
+def test_every_unsure_label_of_the_development_split_says_why_the_code_cannot_decide(ev: ModuleType) -> None:
+    """Issue 22: piper's discriminators and vocos' served sites were decidable; what stays
+    unsure must carry the reason, or its findings count against precision."""
+    labels = json.loads(LABELS.read_text(encoding="utf-8"))
+    unsure = [(entry["name"], site) for entry in labels["packages"] for site in ev.parse_sites(entry)
+              if site.label == "unsure"]
+    assert all(site.why_undecidable for _, site in unsure)
+    assert not {name for name, _ in unsure} & {"piper-tts", "vocos"}
+
+
+def _fake_split(tmp_path: Path, folder: str, name: str, line: int) -> None:
+    (tmp_path / folder).mkdir()
+    _write_labels(tmp_path / folder / "labels.json", [
+        {"name": name, "version": "1", "dist_dir": f"{name}-1", "roots": [name], "sites": [
+            {"path": f"{name}/m.py", "line": line, "label": "report", "reason": "eval at serve.py:1"}]}])
+
+
+def test_split_all_scores_the_development_and_the_test_split_apart_and_together(
+        ev: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _fake_split(tmp_path, "serving_eval", "devpkg", 1)
+    _fake_split(tmp_path, "serving_eval_test", "testpkg", 2)
+    monkeypatch.setattr(ev, "HERE", tmp_path)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "devpkg.json").write_text(json.dumps({"findings": [
+        {"path": "devpkg/m.py", "code": "WN110", "line": 1, "message": "a"}]}), encoding="utf-8")
+    (reports / "testpkg.json").write_text(json.dumps({"findings": [
+        {"path": "testpkg/m.py", "code": "WN110", "line": 9, "message": "b"}]}), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert ev.main(["--split", "all", "--findings-dir", str(reports), "--offline", "--json-out", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["splits"]["dev"]["totals"]["precision"] == 1.0
+    assert result["splits"]["test"]["totals"]["precision"] == 0.0
+    assert result["splits"]["test"]["totals"]["recall"] == 0.0
+    printed = capsys.readouterr().out
+    assert "## dev split" in printed and "## test split" in printed
+    assert "both splits: TP 1 FP 1 FN 1 precision 0.500 recall 0.500" in printed
+    assert ev.main(["--split", "test", "--findings-dir", str(reports), "--offline", "--json-out", str(out)]) == 0
+    assert [p["name"] for p in json.loads(out.read_text(encoding="utf-8"))["packages"]] == ["testpkg"]
+
+
+def test_removals_are_scored_against_their_own_list_with_the_removal_rules(
+        ev: ModuleType, tmp_path: Path) -> None:
+    labels = tmp_path / "labels.json"
+    _write_labels(labels, [{"name": "p", "version": "1", "dist_dir": "p-1", "roots": ["p"],
+                            "sites": [{"path": "p/m.py", "line": 3, "label": "report", "reason": "weight norm"}],
+                            "removals": [
+                                {"path": "p/m.py", "line": 10, "label": "report", "shape": "wrapper",
+                                 "reason": "the norm sits on a child"},
+                                {"path": "p/m.py", "line": 20, "label": "silent", "shape": "normed",
+                                 "reason": "a valid fold"},
+                                {"path": "p/m.py", "line": 30, "label": "report", "shape": "never-normed",
+                                 "reason": "convs built without norm"}]}])
+    reports = tmp_path / "r"
+    reports.mkdir()
+    (reports / "p.json").write_text(json.dumps({"findings": [
+        {"path": "p/m.py", "code": "WN109", "line": 10, "message": "wrapper"},
+        {"path": "p/m.py", "code": "WN106", "line": 20, "message": "wrong"},
+        {"path": "p/m.py", "code": "WN110", "line": 3, "message": "not a removal rule"}]}), encoding="utf-8")
+    out = tmp_path / "o.json"
+    assert ev.main(["--labels", str(labels), "--removals", "--findings-dir", str(reports), "--offline",
+                    "--src-dir", str(tmp_path), "--json-out", str(out)]) == 0
+    totals = json.loads(out.read_text(encoding="utf-8"))["totals"]
+    assert (totals["tp"], totals["fp"], totals["fn"]) == (1, 1, 1)
+    assert ev.main(["--labels", str(labels), "--removals", "--rule", "WN109", "--findings-dir", str(reports),
+                    "--offline", "--src-dir", str(tmp_path), "--json-out", str(out)]) == 0
+    totals = json.loads(out.read_text(encoding="utf-8"))["totals"]
+    assert (totals["tp"], totals["fp"], totals["fn"]) == (1, 0, 1)
+
+
+def test_offline_unpacks_an_archive_already_downloaded(ev: ModuleType, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    download_dir = tmp_path / "dl"
+    download_dir.mkdir()
+    with zipfile.ZipFile(download_dir / "here-1.0-py3-none-any.whl", "w") as zipped:
+        zipped.writestr("here/m.py", "x = 1\n")
+    seen: list[Path] = []
+    monkeypatch.setattr(ev, "run_rule", lambda package_dir, *a, **k: seen.append(package_dir) or {"findings": []})
+    entries = [{"name": "here", "version": "1.0", "dist_dir": "here-1.0", "roots": ["here"], "sites": []}]
+    scores = ev.evaluate(entries, src_dir=tmp_path / "src", download_dir=download_dir, offline=True,
+                         findings_dir=None, timeout=5)
+    assert scores[0].error is None
+    assert (tmp_path / "src" / "here-1.0" / "here" / "m.py").is_file() and seen == [tmp_path / "src" / "here-1.0"]
