@@ -201,13 +201,17 @@ def check(
         from ..checkpoint import audit_checkpoints
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
+    if inputs.exported:  # torch.export archives and AOTInductor packages: read without torch
+        from ..exported import audit_exported_programs
+
+        result.extend(audit_exported_programs(inputs.exported, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
     if any(path.is_dir() for path in paths):  # the summary says what a directory walk found
         result.checked_sources, result.checked_checkpoints = len(inputs.sources), result.checked_checkpoints or 0
     else:
         result.checked_sources = result.checked_checkpoints = None
 
-    checked = len(inputs.sources) + len(inputs.checkpoints)
+    checked = len(inputs.sources) + len(inputs.checkpoints) + len(inputs.exported)
     if checked == 0 and not inputs.errors:
         report_error_line("warning", "no Python file, notebook or checkpoint found under the given paths: nothing checked")
     if output_format != "github":  # github: errors are annotations on stdout already
