@@ -18,6 +18,7 @@ import click
 from .. import __version__
 from ..bench.command import bench
 from ..common.config import ConfigError, load_config
+from ..exported import audit_exported_programs
 from .discovery import discover
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
@@ -201,10 +202,8 @@ def check(
         from ..checkpoint import audit_checkpoints
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
-    if inputs.exported:  # torch.export archives and AOTInductor packages: read without torch
-        from ..exported import audit_exported_programs
-
-        result.extend(audit_exported_programs(inputs.exported, options))
+    # torch.export archives and AOTInductor packages: read without torch (none: nothing done)
+    result.extend(audit_exported_programs(inputs.exported, options))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
     if any(path.is_dir() for path in paths):  # the summary says what a directory walk found
         result.checked_sources, result.checked_checkpoints = len(inputs.sources), result.checked_checkpoints or 0
