@@ -92,3 +92,20 @@ def _load(data: bytes, what: str) -> object:
     except Exception as error:
         text = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise ExportedProgramError(f"not fixed: torch.export.load cannot load {what}: {type(error).__name__}: {text}") from error
+
+
+def load_with_folded_twin(path: Path, *, trust_pickle: bool) -> tuple[object, object, list[str]]:
+    """The archive's program as stored and a folded twin (the fold ``--fix`` writes, in memory), for ``wnaudit bench``.
+
+    The same trust rule as ``--fix``: loading an archive that would run code from it needs ``--trust-pickle``.
+    """
+    from .archive import read_archive
+
+    contents = read_archive(path)
+    if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
+        raise ExportedProgramError("not a torch.export archive holding one program 'model' (an AOTInductor package cannot be folded)")
+    data = path.read_bytes()
+    check_trusted(data, contents, trust_pickle)
+    live = _load(data, "the archive")
+    folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
+    return live, folded, names
