@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from exported_helpers import exported_program, save  # noqa: E402
+from exported_helpers import exported_program, save
 
 
 @pytest.fixture(scope="session")

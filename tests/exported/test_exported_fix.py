@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from exported_helpers import FOLDED_NAMES, exported_program, load, rewrite_model_json, run as run_program, sample_input, same_bits, save, weight_norm_ops
+from exported_helpers import (
+    FOLDED_NAMES,
+    exported_program,
+    load,
+    rewrite_model_json,
+    same_bits,
+    sample_input,
+    save,
+    weight_norm_ops,
+)
+from exported_helpers import run as run_program
 
 from wnaudit.cli.command import run
 from wnaudit.exported import verify

@@ -15,7 +15,14 @@ from ..core import torch_api
 from ..exported import looks_like_exported_program
 from .errors import BenchError
 from .result import BenchResult, Settings
-from .runner import _check_arms, _synchronizer, _tensors, _threads, _time_pairs, _warnings
+from .runner import (
+    _check_arms,
+    _synchronizer,
+    _tensors,
+    _threads,
+    _time_pairs,
+    _warnings,
+)
 from .stats import summarize
 
 
