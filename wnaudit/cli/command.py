@@ -148,7 +148,8 @@ def check(
 
     PATHS are .py/.pyi files, notebooks (.ipynb), directories (recursed) and
     checkpoints (.pt .pth .bin .ckpt .safetensors, *.index.json, or any file
-    that looks like one).
+    that looks like one), torch.export archives and AOTInductor packages (.pt2,
+    recognised by layout).
     """
     configure_cli_logging(verbose)
     if explain is not None:
