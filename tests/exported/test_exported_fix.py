@@ -104,3 +104,33 @@ def test_pickled_weight_needs_trust_pickle(fused_archive: Path, tmp_path: Path, 
     target.write_bytes(buffer.getvalue())
     assert run(["-q", "--fix", str(target)]) == 2
     assert "is pickled" in capsys.readouterr().err
+
+
+class _InterfaceCaller(torch.nn.Module):
+    """Calls the fused kernel directly: one node with two outputs (weight and norms), the norms unused."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        generator = torch.Generator().manual_seed(2)
+        self.weight_g = torch.nn.Parameter(torch.rand(3, 1, generator=generator) + 0.5)
+        self.weight_v = torch.nn.Parameter(torch.randn(3, 4, generator=generator))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ torch._weight_norm_interface(self.weight_v, self.weight_g, 0)[0].t()
+
+
+def test_weight_norm_interface_with_two_outputs_is_found_and_folded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(_InterfaceCaller(), (torch.randn(2, 4),))
+    target = save(program, tmp_path / "interface.pt2")
+    assert run(["--format", "json", str(target)]) == 1
+    [found] = json.loads(capsys.readouterr().out)["findings"]
+    assert (found["code"], found["object"]) == ("WN401", "weight") and "_weight_norm_interface" in found["message"]
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == [] and sorted(fixed.state_dict) == ["weight"]
+    x = torch.randn(2, 4)
+    assert same_bits(run_program(program, x), run_program(fixed, x))

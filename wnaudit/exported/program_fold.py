@@ -139,15 +139,16 @@ def _fresh_name(folded_name: str, nodes: dict[str, Any]) -> str:
 def _erase_unused(graph: Any, computed: set[str]) -> set[str]:
     """Remove the nodes a fold made unused (weight-norm nodes, then g and v); return the inputs removed.
 
-    Only nodes of the folded computations are candidates: anything else the
-    program holds, used or not, stays as it was.
+    Only nodes of the folded computations are candidates, with the unused
+    outputs they feed (the norms ``_weight_norm_interface`` also returns):
+    anything else the program holds, used or not, stays as it was.
     """
     dropped: set[str] = set()
     changed = True
     while changed:
         changed = False
         for node in reversed(list(graph.nodes)):
-            if node.users or node.name not in computed:
+            if node.users or not (node.name in computed or _reads_only(node, computed)):
                 continue
             if node.op == "call_function" and not node.is_impure():
                 graph.erase_node(node)
@@ -157,3 +158,9 @@ def _erase_unused(graph: Any, computed: set[str]) -> set[str]:
                 dropped.add(node.name)
                 changed = True
     return dropped
+
+
+def _reads_only(node: Any, computed: set[str]) -> bool:
+    """An unused node that reads nothing but folded computations (``getitem(_weight_norm_interface, 1)``)."""
+    inputs = node.all_input_nodes
+    return node.op == "call_function" and bool(inputs) and all(item.name in computed for item in inputs)
