@@ -16,7 +16,7 @@ from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
 from ..core.catalogue import FOLD_BEFORE_EXPORT_API
 from ..core.torch_api import TorchMissingError
-from .aoti import weight_norm_pairs
+from .aoti import constant_names, weight_norm_pairs
 from .archive import ArchiveContents, read_archive
 from .codes import AOTI_PAIR, DECOMPOSED, FUSED
 from .errors import ExportedProgramError
@@ -74,6 +74,8 @@ def findings_for(contents: ArchiveContents, path: str) -> list[Finding]:
         prefix = "" if entry.name == "model" or len(contents.models) == 1 else f"{entry.name}: "
         found.extend(_site_finding(site, path, prefix, fixable) for site in find_weight_norms(entry.program))
     if contents.kind is ArchiveKind.AOTI_PACKAGE:
+        if not constant_names(contents):
+            logger.warning("%s: the AOTInductor package names no constants in its wrapper source or weights config; its weights were not audited", path)
         for group in weight_norm_pairs(contents):
             found.append(
                 finding(
