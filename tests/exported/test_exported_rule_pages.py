@@ -19,7 +19,7 @@ from wnaudit.report.rule_pages import page_sections
 
 
 def _write_example(code: str, section: str, directory: Path) -> Path:
-    source = re.search(r"```python\n(.*?)```", page_sections(code)[section], flags=re.S)
+    source = re.search(r"```python\n(.*?)```", page_sections(code)[section], flags=re.DOTALL)
     assert source, f"{code} {section} has no python block"
     previous = Path.cwd()
     os.chdir(directory)
