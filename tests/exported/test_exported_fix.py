@@ -134,3 +134,10 @@ def test_weight_norm_interface_with_two_outputs_is_found_and_folded(tmp_path: Pa
     assert weight_norm_ops(fixed) == [] and sorted(fixed.state_dict) == ["weight"]
     x = torch.randn(2, 4)
     assert same_bits(run_program(program, x), run_program(fixed, x))
+
+
+def test_an_ignored_code_is_neither_reported_nor_folded(fused_archive: Path, tmp_path: Path) -> None:
+    target = _copy(fused_archive, tmp_path)
+    before = target.read_bytes()
+    assert run(["-q", "--fix", "--ignore", "WN401", str(target)]) == 0
+    assert target.read_bytes() == before

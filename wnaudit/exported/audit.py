@@ -39,12 +39,13 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
     try:
         contents = read_archive(path)
         findings = findings_for(contents, str(path))
-        if options.fix and findings and contents.kind is ArchiveKind.EXPORTED_PROGRAM and path not in options.read_only:
+        sites = fixable_sites(contents, str(path), options)
+        if options.fix and sites and path not in options.read_only:
             from .fix import fix_archive
 
-            fix_archive(path, contents, options)
-            fixed = [item for item in findings if item.fixable]
-            return RunResult(findings=[item for item in findings if not item.fixable], fixed=fixed)
+            fix_archive(path, contents, sites, options)
+            fixed = [item for item in findings if item.fixable and options.config.enabled(item.code, str(path))]
+            return RunResult(findings=[item for item in findings if item not in fixed], fixed=fixed)
         return RunResult(findings=findings)
     except Exception as error:
         raise_if_interrupted()
@@ -64,6 +65,16 @@ def _problem(error: Exception) -> str:
         return f'{error.name or "a dependency"} is not installed; fixing an exported program needs it: pip install "wnaudit[torch]"'
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"unexpected {type(error).__name__}: {first}".rstrip(": ")
+
+
+def fixable_sites(contents: ArchiveContents, path: str, options: RunOptions) -> list[WeightNormSite]:
+    """The sites ``--fix`` folds: those of a torch.export archive whose code is selected (as checkpoints do)."""
+    if contents.kind is not ArchiveKind.EXPORTED_PROGRAM:
+        return []
+    return [
+        site for entry in contents.models for site in find_weight_norms(entry.program)
+        if options.config.enabled((FUSED if site.shape is SiteShape.FUSED else DECOMPOSED).code, path)
+    ]
 
 
 def findings_for(contents: ArchiveContents, path: str) -> list[Finding]:

@@ -20,7 +20,7 @@ from ..core import torch_api
 from ..core.catalogue import PT2_SAMPLE_INPUTS
 from .archive import ArchiveContents
 from .errors import ExportedProgramError
-from .graph import find_weight_norms
+from .graph import WeightNormSite, find_weight_norms
 from .program_fold import fold_program
 from .sniff import member_path
 from .trust import TRUST_FLAG, code_run_on_load
@@ -32,13 +32,12 @@ logger = logging.getLogger(__name__)
 _LOADED_MODEL = "model"
 
 
-def fix_archive(path: Path, contents: ArchiveContents, options: RunOptions) -> list[str]:
-    """Fold every weight norm of the archive at ``path`` in place; return the folded names."""
+def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSite], options: RunOptions) -> list[str]:
+    """Fold the weight norms ``sites`` of the archive at ``path`` in place; return the folded names."""
     if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
         raise ExportedProgramError("not fixed: the archive holds several programs; torch.export.load reads only 'model'")
     data = path.read_bytes()
     check_trusted(data, contents, options.trust_pickle)
-    sites = find_weight_norms(contents.models[0].program)
     reference = _load(data, "the archive")
     inputs = program_inputs(reference)
     expected = run_program(reference, inputs)
