@@ -39,7 +39,7 @@ def test_usage_errors_are_one_line_without_the_click_usage_block(tmp_path, args,
 @pytest.mark.parametrize(
     ("args", "selector"),
     [(["--select", "WN999"], "WN999"), (["--select", "WN1,WN9"], "WN9"), (["--ignore", "X1"], "X1"),
-     (["--extend-select", "WN4"], "WN4")],
+     (["--extend-select", "WN5"], "WN5")],
 )
 def test_unknown_selectors_on_the_command_line_are_usage_errors(tmp_path, args, selector):
     (tmp_path / "bug.py").write_text(BUGGY)
@@ -58,7 +58,7 @@ def test_an_unknown_selector_in_config_is_a_usage_error_not_a_green_build(tmp_pa
     assert completed.returncode == 2
     assert _error_lines(completed.stderr) == [
         "wnaudit: error: pyproject.toml: [tool.wnaudit] select: unknown rule selector 'WN9' "
-        "(known prefixes: ALL, WN, WN1, WN2, WN3; codes WN101..WN304; wnaudit --explain CODE describes one)"
+        "(known prefixes: ALL, WN, WN1, WN2, WN3, WN4; codes WN101..WN403; wnaudit --explain CODE describes one)"
     ]
 
 

@@ -116,8 +116,12 @@ def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
         torch = import_torch()
     except TorchMissingError:
         raise BenchError('torch is not installed; wnaudit bench needs it: pip install "wnaudit[torch]"') from None
+    from .exported import is_exported_program
     from .loading import load_model
     from .runner import measure
+
+    if is_exported_program(request.model):
+        return _run_exported(request, torch)
 
     try:
         torch_device = torch.device(request.device)
@@ -151,3 +155,23 @@ def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
     except Exception as error:  # noqa: BLE001 - the user's forward can fail on a wrong shape
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise BenchError(f"{request.model}: running the model failed: {type(error).__name__}: {message}") from error
+
+
+def _run_exported(request: BenchRequest, torch: object):  # type: ignore[no-untyped-def]
+    """A torch.export archive: timed on the CPU in its own dtype, live program against its folded twin."""
+    from .exported import measure_exported
+
+    if request.device != "cpu" or request.dtype is not None or request.checkpoint is not None:
+        raise BenchError(f"{request.model}: an exported program is timed on the CPU in its own dtype; --device, --dtype and --checkpoint do not apply")
+    generator = torch.Generator().manual_seed(request.seed)  # type: ignore[attr-defined]
+    inputs = tuple(torch.randn(*shape, generator=generator) for shape in request.input_shapes)  # type: ignore[attr-defined]
+    try:
+        return measure_exported(
+            request.model, inputs, trust_pickle=request.trust_pickle, warmup=request.warmup,
+            iterations=request.iterations, threads=request.threads, seed=request.seed,
+        )
+    except BenchError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a wrong input shape fails inside the program
+        message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise BenchError(f"{request.model}: running the program failed: {type(error).__name__}: {message}") from error

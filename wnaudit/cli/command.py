@@ -19,6 +19,7 @@ import click
 from .. import __version__
 from ..bench.command import bench
 from ..common.config import Config, ConfigError, load_config
+from ..exported import audit_exported_programs
 from .discovery import Inputs, discover
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
@@ -155,7 +156,8 @@ def check(
 
     PATHS are .py/.pyi files, notebooks (.ipynb), directories (recursed) and
     checkpoints (.pt .pth .bin .ckpt .safetensors, *.index.json, or any file
-    that looks like one).
+    that looks like one), torch.export archives and AOTInductor packages (.pt2,
+    recognised by layout).
     """
     closed = guard_standard_streams()  # before any file is opened: none may take a closed descriptor's number
     configure_cli_logging(verbose)
@@ -190,7 +192,7 @@ def check(
     written = _report(
         result, closed, output_format=output_format, color_choice=color_choice, diff=diff, fix=fix,
         quiet=quiet, statistics=statistics, show_fixes=show_fixes, unsafe_fixes=unsafe_fixes,
-        checked=len(inputs.sources) + len(inputs.checkpoints),
+        checked=len(inputs.sources) + len(inputs.checkpoints) + len(inputs.exported),
     )
     ctx.exit(EXIT_ERROR if written is Written.FAILED else _exit_status(result, exit_zero))
 
@@ -237,6 +239,8 @@ def _run_engines(inputs: Inputs, options: RunOptions) -> RunResult:
         from ..checkpoint import audit_checkpoints
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
+    # torch.export archives and AOTInductor packages: read without torch (none: nothing done)
+    result.extend(audit_exported_programs(inputs.exported, options))
     result.findings = [f for f in result.findings if options.config.enabled(f.code, f.path)]
     return result
 
@@ -250,7 +254,7 @@ def _count_walked(result: RunResult, paths: tuple[Path, ...], inputs: Inputs) ->
 
 
 def _report_input_errors(result: RunResult, inputs: Inputs, output_format: str) -> None:
-    if not inputs.sources and not inputs.checkpoints and not inputs.errors:
+    if not inputs.sources and not inputs.checkpoints and not inputs.exported and not inputs.errors:
         report_error_line("warning", "no Python file, notebook or checkpoint found under the given paths: nothing checked")
     if output_format != "github":  # github: errors are annotations on stdout already
         for input_error in result.errors:

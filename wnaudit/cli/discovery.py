@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 from ..checkpoint.sniff import is_checkpoint_name, looks_like_checkpoint
 from ..common.config import Config
 from ..common.findings import InputError
+from ..exported.sniff import looks_like_exported_program
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +34,8 @@ _OWN_SUFFIXES = (".wnaudit-tmp", ".wnaudit-staged", ".wnaudit-journal", ".wnaudi
 class Inputs:
     sources: list[Path] = field(default_factory=list)
     checkpoints: list[Path] = field(default_factory=list)
+    #: torch.export archives and AOTInductor packages (``.pt2``), recognised by layout.
+    exported: list[Path] = field(default_factory=list)
     errors: list[InputError] = field(default_factory=list)
     #: Checkpoints reached through a symlink out of the walked tree: audited, never rewritten.
     read_only: set[Path] = field(default_factory=set)
@@ -85,6 +88,8 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
             add(found.sources, path)
         elif not path.exists() and not path.is_symlink():
             found.errors.append(InputError(str(path), "no such file or directory"))
+        elif looks_like_exported_program(path):
+            add(found.exported, path)
         elif is_checkpoint_name(path) or looks_like_checkpoint(path):
             add(found.checkpoints, path)
         elif os.access(path, os.R_OK):
@@ -110,6 +115,10 @@ def _walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], 
                     logger.info("%s: a symlink out of the walked tree; not checked (name it to check it)", candidate)
                     continue
                 add(found.sources, candidate)
+            elif looks_like_exported_program(candidate):
+                add(found.exported, candidate)
+                if outside:
+                    found.read_only.add(candidate)
             elif is_checkpoint_name(candidate) or looks_like_checkpoint(candidate):
                 add(found.checkpoints, candidate)
                 if outside:

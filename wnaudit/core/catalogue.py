@@ -248,3 +248,37 @@ def spelling_for_api(qualified_name: str) -> tuple[Spelling, str] | None:
         if spelling.kind is not Kind.OTHER and qualified_name in spelling.remove_apis:
             return spelling, "remove"
     return None
+
+
+# -- exported programs (torch.export archives, AOTInductor packages) -----------------
+#: The aten operators torch.export records for a weight norm, as the serialized graph names them:
+#: ``_weight_norm(v, g, dim=0)`` (what both spellings call) and the fused kernel it dispatches to,
+#: ``_weight_norm_interface(v, g, dim=0)``, which returns ``(w, norms)``.
+EXPORTED_WEIGHT_NORM_OPS: tuple[str, ...] = (
+    "torch.ops.aten._weight_norm.default",
+    "torch.ops.aten._weight_norm_interface.default",
+)
+#: What ``run_decompositions`` leaves of a weight norm: ``mul(v, div(g, linalg_vector_norm(v, 2, dims, True)))``.
+EXPORTED_NORM_OPS: tuple[str, ...] = ("torch.ops.aten.linalg_vector_norm.default", "torch.ops.aten.norm.ScalarOpt_dim")
+EXPORTED_DIV_OPS: tuple[str, ...] = ("torch.ops.aten.div.Tensor",)
+EXPORTED_MUL_OPS: tuple[str, ...] = ("torch.ops.aten.mul.Tensor",)
+#: Members of a ``torch.export.save`` / AOTInductor ``.pt2`` archive, below its one top-level folder.
+PT2_ARCHIVE_FORMAT_MEMBER = "archive_format"
+PT2_ARCHIVE_FORMAT_VALUE = b"pt2"
+PT2_MODELS_DIR = "models/"
+PT2_MODEL_JSON_SUFFIX = ".json"
+PT2_WEIGHTS_CONFIG = "data/weights/{}_weights_config.json"
+PT2_CONSTANTS_CONFIG = "data/constants/{}_constants_config.json"
+PT2_SAMPLE_INPUTS = "data/sample_inputs/{}.pt"
+PT2_AOTINDUCTOR_DIR = "data/aotinductor/"
+#: Where an AOTInductor package names its constants: the generated wrapper source
+#: (``constants_info_[i].original_fqn = "..."``) and, with weights outside the library, a weights config.
+PT2_AOTI_WRAPPER_SUFFIX = ".wrapper.cpp"
+PT2_AOTI_CONSTANT_FQN = re.compile(r'constants_info_\[\d+\]\.original_fqn\s*=\s*"((?:[^"\\]|\\.)*)"')
+PT2_AOTI_WEIGHTS_CONFIG_SUFFIX = "weights_config.json"
+#: Payload-file prefixes in the weights/constants configs whose loading unpickles
+#: (``torch.load(weights_only=False)``, torchbind's pickler, ``pickle.loads``).
+PT2_CUSTOM_OBJECT_PREFIX = "custom_obj_"
+PT2_OPAQUE_OBJECT_PREFIX = "opaque_obj_"
+#: wnaudit's own call that folds a model before it is exported (the AOTInductor message names it).
+FOLD_BEFORE_EXPORT_API = "wnaudit.fold_weight_norm"

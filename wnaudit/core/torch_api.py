@@ -144,3 +144,63 @@ def pruned_tensor_names(module: Any) -> set[str]:
     """Names of the tensors torch's pruning recomputes on this module in a forward-pre-hook."""
     method = resolve(PRUNING_METHOD)
     return {getattr(hook, PRUNING_TENSOR_ATTR) for _, hook in forward_pre_hooks(module) if isinstance(hook, method)}
+
+
+# --------------------------------------------------------------------------
+# torch.export internals the exported-program entrance uses
+# --------------------------------------------------------------------------
+
+
+def export_load(data: bytes) -> Any:
+    """``torch.export.load`` on an archive's bytes (from memory: no temporary file, no name check)."""
+    import io
+
+    return import_torch().export.load(io.BytesIO(data))
+
+
+def export_save(program: Any) -> bytes:
+    """``torch.export.save`` into memory."""
+    import io
+
+    buffer = io.BytesIO()
+    import_torch().export.save(program, buffer)
+    return buffer.getvalue()
+
+
+def restricted_load(data: bytes) -> Any:
+    """``torch.load(weights_only=True)`` on bytes: torch's restricted unpickler, which runs nothing from the file."""
+    import io
+
+    return import_torch().load(io.BytesIO(data), weights_only=True)
+
+
+def export_signature_types() -> Any:
+    """torch.export's signature classes (``InputSpec``, ``InputKind``, ``TensorArgument``, ``ExportGraphSignature``)."""
+    from types import SimpleNamespace
+
+    signature = resolve("torch.export.graph_signature")
+    return SimpleNamespace(
+        InputSpec=signature.InputSpec, InputKind=signature.InputKind, TensorArgument=signature.TensorArgument,
+        ExportGraphSignature=signature.ExportGraphSignature,
+    )
+
+
+def rebuilt_exported_program(program: Any, *, graph_signature: Any, state_dict: Any, constants: Any) -> Any:
+    """A new ``ExportedProgram`` on ``program``'s (edited) graph module with a new signature and state."""
+    exported_program = resolve("torch.export.exported_program.ExportedProgram")
+    return exported_program(
+        root=program.graph_module, graph=program.graph_module.graph, graph_signature=graph_signature,
+        state_dict=state_dict, range_constraints=program.range_constraints,
+        module_call_graph=program.module_call_graph, example_inputs=program.example_inputs,
+        constants=constants, verifiers=[program.verifier],
+    )
+
+
+def tree_leaves(value: Any) -> list[Any]:
+    """The leaves of a pytree (a program's outputs as a flat list)."""
+    return list(resolve("torch.utils._pytree.tree_leaves")(value))
+
+
+def map_node_arguments(arguments: Any, function: Any) -> Any:
+    """``torch.fx.node.map_arg``: apply ``function`` to every graph node inside ``arguments``."""
+    return resolve("torch.fx.node.map_arg")(arguments, function)

@@ -19,6 +19,8 @@ _FOLD_HINT = {
 
 def _live_message(live: LiveReparametrization) -> str:
     message = f"{live.spelling.label} is live on {live.qualified_name}: recomputed on every forward"
+    if live.spelling.kind is Kind.WEIGHT_NORM:
+        message += ", and in every torch.export program, AOTInductor package or torch.compile artifact made from the module"
     if live.stacked:
         chain = " -> ".join(s.label for s in live.chain)
         message += f"; stacked parametrizations ({chain}) fold only together: wnaudit.fold(model, weight_norm=True, spectral_norm=True, other=True)"

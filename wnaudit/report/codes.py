@@ -17,11 +17,12 @@ from ..common.findings import CodeInfo
 @functools.lru_cache(maxsize=None)
 def _registry() -> dict[str, CodeInfo]:
     from ..checkpoint.codes import CODES as CHECKPOINT_CODES
+    from ..exported.codes import CODES as EXPORTED_CODES
     from ..module.codes import CODES as MODULE_CODES
     from ..source.rules import SOURCE_CODES
 
     table: dict[str, CodeInfo] = {}
-    for info in (*SOURCE_CODES, *MODULE_CODES, *CHECKPOINT_CODES):
+    for info in (*SOURCE_CODES, *MODULE_CODES, *CHECKPOINT_CODES, *EXPORTED_CODES):
         if info.code in table:
             raise ValueError(f"finding code {info.code} is declared twice")
         table[info.code] = info

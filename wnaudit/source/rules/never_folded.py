@@ -204,4 +204,6 @@ def _message(verdict: Verdict) -> str:
     text = f"weight norm applied here stays live at `{verdict.where}:{verdict.line}` ({verdict.what})"
     if verdict.uncalled:
         text += f"; `{verdict.uncalled}` exists but nothing calls it"
+    if verdict.kind == "capture":
+        text += "; the exported or compiled artifact (torch.export program, AOTInductor package, torch.compile) keeps computing the norm on every call"
     return text + f"; fold once after loading with `wnaudit.fold_weight_norm({verdict.target})`"

@@ -1,0 +1,143 @@
+"""``--fix`` on torch.export archives: folded, verified bit for bit before the rename, refused in one line otherwise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from exported_helpers import (
+    FOLDED_NAMES,
+    exported_program,
+    load,
+    rewrite_model_json,
+    same_bits,
+    sample_input,
+    save,
+    weight_norm_ops,
+)
+from exported_helpers import run as run_program
+
+from wnaudit.cli.command import run
+from wnaudit.exported import verify
+
+
+def _copy(archive: Path, tmp_path: Path, name: str = "model.pt2") -> Path:
+    return Path(shutil.copy(archive, tmp_path / name))
+
+
+@pytest.mark.parametrize("which", ["fused_archive", "decomposed_archive"])
+def test_fix_folds_both_spellings_convtranspose_and_dim_bit_for_bit(which: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    original_path = request.getfixturevalue(which)
+    target = _copy(original_path, tmp_path)
+    assert run(["-q", "--fix", str(target)]) == 0
+    original, fixed = load(original_path), load(target)
+    assert weight_norm_ops(fixed) == [], "the folded program still computes a norm"
+    keys = set(fixed.state_dict)
+    assert set(FOLDED_NAMES) <= keys
+    assert not any(key.endswith(("_g", "_v")) or ".original" in key for key in keys), sorted(keys)
+    targets = {spec.target for spec in fixed.graph_signature.input_specs if spec.target}
+    assert set(FOLDED_NAMES) <= targets and not any(".original" in t or t.endswith("_g") for t in targets)
+    for x in (original.example_inputs[0][0], sample_input() * 3):
+        assert same_bits(run_program(original, x), run_program(fixed, x))
+    assert run(["-q", str(target)]) == 0, "a second audit finds nothing"
+
+
+def test_folded_weight_is_torchs_kernel_on_the_stored_pair(fused_archive: Path, tmp_path: Path) -> None:
+    target = _copy(fused_archive, tmp_path)
+    assert run(["-q", "--fix", str(target)]) == 0
+    stored, folded = load(fused_archive).state_dict, load(target).state_dict
+    expected = torch._weight_norm(stored["generator.proj.parametrizations.weight.original1"], stored["generator.proj.parametrizations.weight.original0"], 1)
+    assert same_bits(folded["generator.proj.weight"].detach(), expected.detach())
+    legacy = torch._weight_norm(stored["generator.conv_pre.weight_v"], stored["generator.conv_pre.weight_g"], 0)
+    assert same_bits(folded["generator.conv_pre.weight"].detach(), legacy.detach())
+    assert isinstance(folded["generator.ups.0.weight"], torch.nn.Parameter) and folded["generator.ups.0.weight"].requires_grad
+
+
+def test_without_sample_inputs_generated_inputs_of_the_recorded_shapes_verify(tmp_path: Path) -> None:
+    program = exported_program()
+    program._example_inputs = None
+    target = save(program, tmp_path / "no_samples.pt2")
+    assert run(["-q", "--fix", str(target)]) == 0
+    assert weight_norm_ops(load(target)) == []
+
+
+def test_outputs_that_differ_refuse_the_fix_and_leave_the_file(fused_archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    target = _copy(fused_archive, tmp_path)
+    before = target.read_bytes()
+    monkeypatch.setattr(verify, "same_bits", lambda expected, actual: False)
+    assert run(["-q", "--fix", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "not bit-identical" in err and len(err.strip().splitlines()) == 1
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt2"], "no temporary file left"
+
+
+def test_archive_whose_loading_runs_code_needs_trust_pickle(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Guard code is exec'd by ep.module(): without --trust-pickle the fix never loads the archive."""
+    target = rewrite_model_json(fused_archive, tmp_path / "guarded.pt2", lambda program: program.update(guards_code=["True"]))
+    before = target.read_bytes()
+    assert run(["-q", "--fix", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert "--trust-pickle" in err and "guard code" in err and len(err.strip().splitlines()) == 1
+    assert target.read_bytes() == before
+    assert run(["-q", "--fix", "--trust-pickle", str(target)]) == 0
+    assert weight_norm_ops(load(target)) == []
+
+
+def test_pickled_weight_needs_trust_pickle(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+    import zipfile
+
+    target = tmp_path / "pickled.pt2"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(fused_archive) as old, zipfile.ZipFile(buffer, "w") as new:
+        for info in old.infolist():
+            data = old.read(info)
+            if info.filename.endswith("weights_config.json"):
+                config = json.loads(data)
+                next(iter(config["config"].values()))["use_pickle"] = True
+                data = json.dumps(config).encode()
+            new.writestr(info, data)
+    target.write_bytes(buffer.getvalue())
+    assert run(["-q", "--fix", str(target)]) == 2
+    assert "is pickled" in capsys.readouterr().err
+
+
+class _InterfaceCaller(torch.nn.Module):
+    """Calls the fused kernel directly: one node with two outputs (weight and norms), the norms unused."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        generator = torch.Generator().manual_seed(2)
+        self.weight_g = torch.nn.Parameter(torch.rand(3, 1, generator=generator) + 0.5)
+        self.weight_v = torch.nn.Parameter(torch.randn(3, 4, generator=generator))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ torch._weight_norm_interface(self.weight_v, self.weight_g, 0)[0].t()
+
+
+def test_weight_norm_interface_with_two_outputs_is_found_and_folded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(_InterfaceCaller(), (torch.randn(2, 4),))
+    target = save(program, tmp_path / "interface.pt2")
+    assert run(["--format", "json", str(target)]) == 1
+    [found] = json.loads(capsys.readouterr().out)["findings"]
+    assert (found["code"], found["object"]) == ("WN401", "weight") and "_weight_norm_interface" in found["message"]
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == [] and sorted(fixed.state_dict) == ["weight"]
+    x = torch.randn(2, 4)
+    assert same_bits(run_program(program, x), run_program(fixed, x))
+
+
+def test_an_ignored_code_is_neither_reported_nor_folded(fused_archive: Path, tmp_path: Path) -> None:
+    target = _copy(fused_archive, tmp_path)
+    before = target.read_bytes()
+    assert run(["-q", "--fix", "--ignore", "WN401", str(target)]) == 0
+    assert target.read_bytes() == before

@@ -1,0 +1,47 @@
+"""The other entrances hand over: WN110 and the module inspector say an exported or compiled artifact keeps the norm."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from torch import nn
+from torch.nn.utils.parametrizations import weight_norm
+
+from wnaudit import audit_module
+from wnaudit.cli.command import run
+
+EXPORTING = '''import torch
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def exported():
+    model = Generator()
+    return torch.export.export(model, (torch.randn(1, 80, 50),))
+'''
+
+
+def test_wn110_on_an_export_says_the_artifact_keeps_the_norm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "serve.py"
+    source.write_text(EXPORTING)
+    assert run(["--format", "json", "--select", "WN110", str(source)]) == 1
+    [found] = json.loads(capsys.readouterr().out)["findings"]
+    assert "torch.export.export(model)" in found["message"]
+    assert "artifact" in found["message"] and "keeps computing the norm" in found["message"]
+
+
+def test_module_finding_says_exported_artifacts_keep_the_norm() -> None:
+    [found] = audit_module(nn.Sequential(weight_norm(nn.Conv1d(4, 4, 3))))
+    assert found.code == "WN201"
+    assert "torch.export program, AOTInductor package or torch.compile artifact" in found.message

@@ -1,0 +1,106 @@
+"""Read a ``.pt2`` archive's JSON members from the zip, without torch and without unpickling.
+
+What is read: each ``models/NAME.json`` (the serialized graph and its
+signature), the weights and constants configs beside it, and for an
+AOTInductor package the generated ``*.wrapper.cpp`` sources and weights
+configs (constant names only).  Members are size-checked before they are
+inflated, so a zip bomb is refused instead of read.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.catalogue import (
+    PT2_AOTI_WEIGHTS_CONFIG_SUFFIX,
+    PT2_AOTI_WRAPPER_SUFFIX,
+    PT2_AOTINDUCTOR_DIR,
+    PT2_CONSTANTS_CONFIG,
+    PT2_MODEL_JSON_SUFFIX,
+    PT2_MODELS_DIR,
+    PT2_WEIGHTS_CONFIG,
+)
+from .errors import ExportedProgramError
+from .sniff import ArchiveKind, kind_from_names, member_path
+
+#: A serialized graph or config larger than this is not inflated (graphs of large models are a few MB).
+MAX_JSON_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class ModelEntry:
+    """One exported program of the archive: its graph JSON and the payload configs naming its tensors."""
+
+    name: str
+    program: dict[str, Any]
+    weights_config: dict[str, Any] = field(default_factory=dict)
+    constants_config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ArchiveContents:
+    kind: ArchiveKind
+    models: list[ModelEntry]
+    #: AOTInductor: every generated wrapper source and weights config, by member name.
+    aoti_sources: dict[str, str] = field(default_factory=dict)
+    aoti_weight_configs: dict[str, Any] = field(default_factory=dict)
+    #: Every member path below the top-level folder (for the trust screen).
+    members: list[str] = field(default_factory=list)
+
+
+def read_archive(path: Path) -> ArchiveContents:
+    """Read what the audit needs; raise :class:`ExportedProgramError` with one line on any problem."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return _read(archive)
+    except zipfile.BadZipFile as error:
+        raise ExportedProgramError(f"damaged .pt2 archive: {error}") from error
+    except (EOFError, zipfile.LargeZipFile, ValueError) as error:
+        raise ExportedProgramError(f"damaged .pt2 archive: truncated or corrupt ({error})") from error
+
+
+def _read(archive: zipfile.ZipFile) -> ArchiveContents:
+    infos = {member_path(info.filename): info for info in archive.infolist()}
+    kind = kind_from_names([info.filename for info in infos.values()])
+    if kind is None:
+        raise ExportedProgramError("not a torch.export archive nor an AOTInductor package (no pt2 archive_format)")
+    contents = ArchiveContents(kind=kind, models=[], members=sorted(infos))
+    for inner in sorted(infos):
+        if inner.startswith(PT2_MODELS_DIR) and inner.endswith(PT2_MODEL_JSON_SUFFIX):
+            name = inner[len(PT2_MODELS_DIR) : -len(PT2_MODEL_JSON_SUFFIX)]
+            entry = ModelEntry(name=name, program=_json(archive, infos[inner]))
+            for config, attr in ((PT2_WEIGHTS_CONFIG, "weights_config"), (PT2_CONSTANTS_CONFIG, "constants_config")):
+                member = config.format(name)
+                if member in infos:
+                    setattr(entry, attr, _json(archive, infos[member]).get("config", {}))
+            contents.models.append(entry)
+        elif inner.startswith(PT2_AOTINDUCTOR_DIR) and inner.endswith(PT2_AOTI_WRAPPER_SUFFIX):
+            contents.aoti_sources[inner] = _text(archive, infos[inner])
+        elif inner.startswith(PT2_AOTINDUCTOR_DIR) and inner.endswith(PT2_AOTI_WEIGHTS_CONFIG_SUFFIX):
+            contents.aoti_weight_configs[inner] = _json(archive, infos[inner])
+    return contents
+
+
+def _text(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    if info.file_size > MAX_JSON_BYTES:
+        raise ExportedProgramError(f"{info.filename} declares {info.file_size} bytes inflated (a zip bomb?); not inflated")
+    try:
+        return archive.read(info).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExportedProgramError(f"{info.filename} is not UTF-8 text ({error.reason})") from error
+    except (zipfile.BadZipFile, OSError) as error:
+        raise ExportedProgramError(f"{info.filename}: cannot be read: {error}") from error
+
+
+def _json(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, Any]:
+    try:
+        value = json.loads(_text(archive, info))
+    except json.JSONDecodeError as error:
+        raise ExportedProgramError(f"{info.filename}: not valid JSON ({error.msg}, line {error.lineno})") from error
+    if not isinstance(value, dict):
+        raise ExportedProgramError(f"{info.filename}: expected a JSON object, found {type(value).__name__}")
+    return value

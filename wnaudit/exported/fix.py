@@ -1,0 +1,110 @@
+"""``--fix`` for torch.export archives: fold, write atomically, verify before the rename.
+
+The archive is loaded with torch only when :mod:`.trust` finds nothing that
+loading or running it would execute, or with ``--trust-pickle``.  The folded
+program is saved to memory, written beside the original with
+:func:`wnaudit.common.atomic.atomic_write_bytes`, and verified there
+(:func:`.verify.verify_written`); any failure leaves the original untouched
+and becomes one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import zipfile
+from pathlib import Path
+
+from ..common.atomic import atomic_write_bytes
+from ..common.options import RunOptions
+from ..core import torch_api
+from ..core.catalogue import PT2_SAMPLE_INPUTS
+from .archive import ArchiveContents
+from .errors import ExportedProgramError
+from .graph import WeightNormSite, find_weight_norms
+from .program_fold import fold_program
+from .sniff import member_path
+from .trust import TRUST_FLAG, code_run_on_load
+from .verify import program_inputs, run_program, verify_written
+
+logger = logging.getLogger(__name__)
+
+#: The one program ``torch.export.load`` returns from an archive.
+_LOADED_MODEL = "model"
+
+
+def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSite], options: RunOptions) -> list[str]:
+    """Fold the weight norms ``sites`` of the archive at ``path`` in place; return the folded names."""
+    if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
+        raise ExportedProgramError("not fixed: the archive holds several programs; torch.export.load reads only 'model'")
+    data = path.read_bytes()
+    check_trusted(data, contents, options.trust_pickle)
+    reference = _load(data, "the archive")
+    inputs = program_inputs(reference)
+    expected = run_program(reference, inputs)
+    folded_program, names = fold_program(_load(data, "the archive"), sites)
+    written = torch_api.export_save(folded_program)
+
+    def verify(candidate: Path) -> None:
+        verify_written(candidate, inputs, expected)
+
+    atomic_write_bytes(path, written, verify=verify)
+    logger.info("%s: folded %d weight norms: %s", path, len(names), ", ".join(names))
+    return names
+
+
+def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) -> None:
+    """Refuse, in one line, to load an archive whose loading would run code from it, unless trusted."""
+    if trust_pickle:
+        return
+    reasons = code_run_on_load(contents)
+    if not reasons and not _sample_inputs_load_restricted(data):
+        reasons = ["its sample inputs need full unpickling"]
+    if reasons:
+        raise ExportedProgramError(
+            f"not fixed: loading it with torch would run code from the file ({reasons[0]}); "
+            f"rerun with {TRUST_FLAG} only if you trust it"
+        )
+
+
+def _sample_inputs_load_restricted(data: bytes) -> bool:
+    """Whether the sample inputs load with torch's restricted unpickler (torch.export.load would not fall back)."""
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = {member_path(name): name for name in archive.namelist()}
+        name = members.get(PT2_SAMPLE_INPUTS.format(_LOADED_MODEL))
+        if name is None:
+            return True
+        payload = archive.read(name)
+    if not payload:
+        return True
+    try:
+        torch_api.restricted_load(payload)
+    except Exception:  # noqa: BLE001 - anything the restricted unpickler refuses
+        return False
+    return True
+
+
+def _load(data: bytes, what: str) -> object:
+    try:
+        return torch_api.export_load(data)
+    except Exception as error:
+        text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise ExportedProgramError(f"not fixed: torch.export.load cannot load {what}: {type(error).__name__}: {text}") from error
+
+
+def load_with_folded_twin(path: Path, *, trust_pickle: bool) -> tuple[object, object, list[str]]:
+    """The archive's program as stored and a folded twin (the fold ``--fix`` writes, in memory), for ``wnaudit bench``.
+
+    The same trust rule as ``--fix``: loading an archive that would run code from it needs ``--trust-pickle``.
+    """
+    from .archive import read_archive
+
+    contents = read_archive(path)
+    if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
+        raise ExportedProgramError("not a torch.export archive holding one program 'model' (an AOTInductor package cannot be folded)")
+    data = path.read_bytes()
+    check_trusted(data, contents, trust_pickle)
+    live = _load(data, "the archive")
+    folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
+    return live, folded, names
