@@ -36,7 +36,7 @@ def _project(root: Path) -> list[Path]:
     package = root / "proj" / "pkg"
     package.mkdir(parents=True)
     (root / "proj" / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
-    files = {"__init__.py": "", "net.py": SERVED, "plain.py": "import os\n", "broken.py": "def f(:\n"}
+    files = {"__init__.py": "", "net.py": SERVED, "plain.py": "import os\n", "broken.py": "def f(:\nweight_norm\n"}  # names weight_norm: parsed
     for name, text in files.items():
         (package / name).write_text(text)
     return sorted(package.glob("*.py"))
