@@ -33,6 +33,11 @@ _FOLDS = _REMOVERS | frozenset(catalogue.FOLDING_APIS)
 _CAPTURES = frozenset(catalogue.INFERENCE_CAPTURES)
 _CONTEXTS = frozenset(catalogue.INFERENCE_CONTEXTS)
 _MAX_DEPTH = 16
+#: ``for m in model.modules():``: each ``m`` is the model or one of its parts (``named_*`` yield pairs).
+_MODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
+#: Builtins that only look at what they are given: handing a model to them runs none of it.
+_LOOKERS = frozenset({"isinstance", "hasattr", "print", "len", "type", "id", "repr", "str", "callable"})
+_HOOK_CLASSES = frozenset(s.implementation for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM)
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,12 @@ class Use:
     target: str = ""
     #: "mode" (``eval()``-style: fold after it), "capture" or "call" (compiled, traced, run: fold before it).
     kind: str = "mode"
+    #: What the code around the site does with the model (its function; the class for ``self.<name>``):
+    #: ``name`` for a member read, ``name()`` for a method called, ``()`` for the model called itself.
+    #: WN110 asks which of the model's parts the inference entry executes (issue 22, shape c).
+    members: tuple[str, ...] = ()
+    #: The model leaves that code (returned, handed to a call, stored): anything may run it.
+    whole: bool = True
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,9 @@ class HelperCall:
     callee: tuple[str, ...]
     refs: tuple[Ref, ...]
     scope: int
+    #: The positional argument the model is passed as (-1: unknown), so the helper's summary can say
+    #: whether it folds that parameter.
+    position: int = -1
 
 
 @dataclass
@@ -82,6 +96,22 @@ class Body:
     end_line: int = 0
     #: ``self.eval()`` / ``self.requires_grad_(False)`` in this method (in ``__init__``: the class serves itself).
     evaluates_self: Use | None = None
+    # What the body does to its parameters, for the summaries ``effects.py`` builds bottom-up (issue 22, shape a).
+    #: Positional parameter names (``self`` first for a method).
+    params: list[str] = field(default_factory=list)
+    #: Parameters a remover or fold API is applied to (or to each of their ``modules()``).
+    param_folds: set[int] = field(default_factory=set)
+    #: (callee names, argument position, parameter): a parameter handed on to a project function.
+    param_passes: list[tuple[tuple[str, ...], int, int]] = field(default_factory=list)
+    #: (method name, parameter): a method called on a parameter or on each of its ``modules()``.
+    param_methods: list[tuple[str, int]] = field(default_factory=list)
+    #: Parameters handed to ``hook.remove(...)``; a fold when the body checks for the ``WeightNorm`` hook.
+    hook_removes: set[int] = field(default_factory=set)
+    checks_hook: bool = False
+    #: Members of ``self`` the body reads (``name``) or calls (``name()``); ``super().name()`` counts as ``name()``.
+    self_members: set[str] = field(default_factory=set)
+    #: ``self`` handed to a call or stored: what the body runs of it is not known.
+    self_escapes: bool = False
 
 
 @dataclass
@@ -94,6 +124,9 @@ class ClassFacts:
     #: ``self.<attribute> = <model>`` anywhere in the class: attribute -> instance references.
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
     methods: dict[str, Body] = field(default_factory=dict)
+    #: Names the class calls other than as the whole value of a ``self.<attribute> = ...`` assignment:
+    #: a carrier built that way cannot be traced to one attribute (shape c).
+    loose: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -145,11 +178,26 @@ class _Walker(ast.NodeVisitor):
         #: Work for after the walk, when every binding is known: (kind, node, frame, extra).
         self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
+        #: What code does with a name or ``self.<name>``: (function number or class, key) -> members used.
+        self.usage: dict[tuple[object, str], set[str]] = {}
+        #: (function number or class, key) where the model leaves the code (returned, passed, stored).
+        self.escaped: set[tuple[object, str]] = set()
+        #: ids of nodes read as the value of an attribute or called: not an escape.
+        self._consumed: set[int] = set()
+        self._called: set[int] = set()
+        #: ids of calls that are the whole value of ``self.<attribute> = ...``.
+        self.direct_attr_calls: set[int] = set()
+        #: id of a function's scope -> its body (parameters are looked up there).
+        self.param_scopes: dict[int, Body] = {}
+        #: The numbers of the functions the walk is inside, innermost last (a closure's use counts for all).
+        self._numbers: list[int] = [0]
 
     def walk(self, tree: ast.Module) -> None:
         """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
         for statement in tree.body:
             self.visit(statement)
+            self._consumed.clear()  # ids of freed nodes may come back
+            self._called.clear()
 
     # -- bindings ---------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -173,6 +221,8 @@ class _Walker(ast.NodeVisitor):
             and frame.class_qual is not None and target.value.id == frame.self_name and value is not None
         ):
             self.pending.append(("attr", value, frame, target.attr))
+            if isinstance(value, ast.Call):
+                self.direct_attr_calls.add(id(value))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -195,12 +245,17 @@ class _Walker(ast.NodeVisitor):
         self._bind(node.target, node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        target, model = _module_loop(node)
         self._bind(node.target, None)
+        if target is not None and model is not None:
+            self._bind(target, model)  # each part is the model as far as folds and helpers go
         self.generic_visit(node)
 
     visit_AsyncFor = visit_For  # type: ignore[assignment]
 
     def visit_Return(self, node: ast.Return) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id == self.frame.self_name:
+            self._consumed.add(id(node.value))  # ``return self`` (``eval()``, ``to()`` overrides) runs nothing
         if node.value is not None:
             self.visit(node.value)
             if self.frame.body is not None:
@@ -244,10 +299,15 @@ class _Walker(ast.NodeVisitor):
             if arg is not None:
                 scope.bind(arg.arg, ("opaque",))
         frame = _Frame(scope, self.functions, body, outer.class_qual, self_name, method, outer.under)
+        if body is not None and body is not outer.body:
+            body.params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+            self.param_scopes[id(scope)] = body
         self.frame = frame
         self.pending.append(("decorators", list(node.decorator_list), frame, None))
+        self._numbers.append(self.functions)
         for statement in node.body:
             self.visit(statement)
+        self._numbers.pop()
         self.frame = outer
 
     def _function_body(
@@ -300,7 +360,61 @@ class _Walker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         self.pending.append(("call", node, self.frame, None))
+        func = node.func
+        self._consumed.add(id(func))
+        self._called.add(id(func))
+        self._use(func, "()")
+        if isinstance(func, ast.Attribute) and _is_super(func.value) and self.frame.body is not None:
+            self.frame.body.self_members.add(f"{func.attr}()")
+        if isinstance(func, ast.Name) and func.id in _LOOKERS:
+            self._consumed.update(id(arg) for arg in node.args)
         self.generic_visit(node)
+
+    # -- what code does with a model (which parts an inference entry runs) -------------------
+    def _key(self, node: ast.expr) -> str | None:
+        """``model`` or ``self.<name>`` (``self`` as the method spells it), else None."""
+        if isinstance(node, ast.Name):
+            return "self" if node.id == self.frame.self_name else node.id
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.frame.self_name:
+            return f"self.{node.attr}"
+        return None
+
+    def _places(self, key: str) -> list[object]:
+        class_qual = self.frame.class_qual
+        places: list[object] = list(dict.fromkeys(self._numbers + [self.frame.number]))
+        if key.startswith("self.") and class_qual is not None:
+            places.append(class_qual)
+        return places
+
+    def _use(self, node: ast.expr, member: str) -> None:
+        key = self._key(node)
+        if key is None:
+            return
+        for place in self._places(key):
+            self.usage.setdefault((place, key), set()).add(member)
+        if key == "self" and self.frame.body is not None and member != "()":
+            self.frame.body.self_members.add(member)
+
+    def _escape(self, node: ast.expr) -> None:
+        key = self._key(node)
+        if key is None:
+            return
+        for place in self._places(key):
+            self.escaped.add((place, key))
+        if key == "self" and self.frame.body is not None:
+            self.frame.body.self_escapes = True
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._consumed.add(id(node.value))
+        if isinstance(node.ctx, ast.Load):
+            self._use(node.value, f"{node.attr}()" if id(node) in self._called else node.attr)
+            if id(node) not in self._consumed:
+                self._escape(node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and id(node) not in self._consumed:
+            self._escape(node)
 
 
 class _Linker:
@@ -326,6 +440,8 @@ class _Linker:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if frame.class_qual is not None and node.value.id == frame.self_name:
                 return (("attr", frame.class_qual, node.attr),)
+            # ``model_g = model.model_g``: a member of a model (shape b: ``model_g.dec.remove_weight_norm()``).
+            return self.member_refs(node, frame, depth + 1)
         if isinstance(node, (ast.IfExp,)):
             return self.refs(node.body, frame, depth + 1) + self.refs(node.orelse, frame, depth + 1)
         if isinstance(node, ast.NamedExpr):
@@ -452,10 +568,12 @@ class _Linker:
         """Record what one call says: callees, training, a fold, a helper given a model, an inference site."""
         func = node.func
         names = self.names(func, frame)
-        self._note_callees(func, names, frame)
+        self._note_callees(node, names, frame)
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_scopes.add(frame.number)
+        if frame.body is not None:
+            self._note_parameters(node, names, frame, frame.body)
         if self._folds(node, names, first, frame):
             return
         receiver = self.model_refs(func.value, frame) if isinstance(func, ast.Attribute) else ()
@@ -471,8 +589,9 @@ class _Linker:
             self.facts.method_calls.append((self.member_refs(func.value, frame) or receiver, func.attr, frame.number))
         self._call_under_context(node, func, receiver, frame)
 
-    def _note_callees(self, func: ast.expr, names: frozenset[str], frame: _Frame) -> None:
+    def _note_callees(self, node: ast.Call, names: frozenset[str], frame: _Frame) -> None:
         """What the enclosing function and class call: the project names, and the attribute names."""
+        func = node.func
         body = frame.body
         if isinstance(func, ast.Attribute) and not any(n.partition(".")[0] in API_ROOTS for n in names):
             # ``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
@@ -485,7 +604,61 @@ class _Linker:
         if body is not None:
             body.callees.update(n for n in names if n.partition(".")[0] not in API_ROOTS)
         if frame.class_qual is not None and frame.class_qual in self.facts.classes:
-            self.facts.classes[frame.class_qual].builds.update(names)
+            cls = self.facts.classes[frame.class_qual]
+            cls.builds.update(names)
+            if id(node) not in self.walker.direct_attr_calls:
+                cls.loose.update(names)
+
+    # -- what a function does to its parameters ---------------------------------------------
+    def _param_index(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> int | None:
+        """The position of the function parameter ``node`` is (or iterates the ``modules()`` of), else None."""
+        body = frame.body
+        if body is None or depth > 4:
+            return None
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in catalogue.SELF_RETURNING_METHODS:
+            node = node.func.value
+        if not isinstance(node, ast.Name):
+            return None
+        scope: Scope | None = frame.scope
+        while scope is not None and node.id not in scope.bindings:
+            scope = scope.parent
+        if scope is None or self.walker.param_scopes.get(id(scope)) is not body:
+            return None
+        for value, where in self.walker.values.get((id(scope), node.id), ()):
+            if not (isinstance(value, ast.Name) and value.id == node.id):
+                return self._param_index(value, where, depth + 1)  # ``for m in model.modules()``, ``net = model``
+        return body.params.index(node.id) if node.id in body.params else None
+
+    def _note_parameters(self, node: ast.Call, names: frozenset[str], frame: _Frame, body: Body) -> None:
+        """A fold, a helper or a method applied to one of the function's parameters (``effects.py`` sums them up)."""
+        func = node.func
+        args = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if isinstance(func, ast.Name) and func.id == "isinstance" and len(args) == 2:
+            body.checks_hook |= bool(self.names(args[1], frame) & _HOOK_CLASSES)
+            return
+        indexes = [self._param_index(a, frame) for a in args]
+        if names & _FOLDS:
+            if indexes and indexes[0] is not None:
+                body.param_folds.add(indexes[0])
+            return
+        if isinstance(func, ast.Attribute):
+            receiver = self._param_index(func.value, frame)
+            if func.attr == "apply" and receiver is not None and args:
+                applied = self.names(args[0], frame)
+                if applied & _FOLDS:
+                    body.param_folds.add(receiver)
+                elif applied:
+                    body.param_passes.append((tuple(sorted(applied)), 0, receiver))
+                return
+            if receiver is not None:
+                body.param_methods.append((func.attr, receiver))
+            if func.attr == "remove" and indexes and indexes[0] is not None:
+                body.hook_removes.add(indexes[0])  # ``hook.remove(module)`` of a ``WeightNorm`` hook
+        project = tuple(sorted(n for n in names if n.partition(".")[0] not in API_ROOTS))
+        if project:
+            for position, index in enumerate(indexes):
+                if index is not None:
+                    body.param_passes.append((project, position, index))
 
     def _folds(self, node: ast.Call, names: frozenset[str], first: ast.expr | None, frame: _Frame) -> bool:
         """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""
@@ -506,16 +679,19 @@ class _Linker:
             self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), receiver, frame.number), frame)
             return True
         if applied:
-            self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number))
+            self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number, 0))
             if frame.body is not None:
                 frame.body.callees.update(applied)
         return False
 
     def _note_model_arguments(self, node: ast.Call, names: frozenset[str], frame: _Frame) -> None:
-        """``fold_all(model)``: a project function handed a model may fold it."""
-        arg_refs = [ref for arg in node.args if not isinstance(arg, ast.Starred) for ref in self.model_refs(arg, frame)]
-        if arg_refs:
-            self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), tuple(arg_refs), frame.number))
+        """``fold_all(model)``: a project function handed a model may fold it (one record per argument)."""
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            refs = self.model_refs(arg, frame)
+            if refs:
+                self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, position))
 
     def _inference_method(self, node: ast.Call, func: ast.Attribute, frame: _Frame) -> bool:
         """``model.eval()``, ``model.requires_grad_(False)``: an inference site (True: the call is fully recorded)."""
@@ -526,7 +702,8 @@ class _Linker:
             return False
         line, column = node.lineno, node.col_offset + 1
         refs = self.model_refs(func.value, frame)
-        site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value))
+        members, whole = self._usage(func.value, frame)
+        site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value), "mode", members, whole)
         body = frame.body
         if body is not None:
             self._note_method_evaluates(node, func, site, body, frame)
@@ -565,15 +742,53 @@ class _Linker:
             return
         written = ast.unparse(func)
         model = ast.unparse(func.value) if isinstance(func, ast.Attribute) and receiver else written
-        self.facts.inference.append(
-            Use(node.lineno, node.col_offset + 1, f"`{written}(...)` under `{frame.under}`", called, frame.number, model, "call")
-        )
+        members, whole = self._usage(func, frame)
+        self.facts.inference.append(Use(
+            node.lineno, node.col_offset + 1, f"`{written}(...)` under `{frame.under}`", called, frame.number, model, "call",
+            members, whole,
+        ))
+
+    def _usage(self, node: ast.expr, frame: _Frame) -> tuple[tuple[str, ...], bool]:
+        """What the code around a site does with its model's root (``model`` of ``model.dec``; ``self.<name>``)."""
+        root = node
+        while True:
+            if isinstance(root, ast.Attribute) and not (isinstance(root.value, ast.Name) and root.value.id == frame.self_name):
+                root = root.value
+            elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
+                root = root.func.value
+            else:
+                break
+        if isinstance(root, ast.Name):
+            key = "self" if root.id == frame.self_name else root.id
+            place: object = frame.number
+        elif isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and frame.class_qual is not None:
+            key, place = f"self.{root.attr}", frame.class_qual
+        else:
+            return (), True
+        members = tuple(sorted(self.walker.usage.get((place, key), ())))
+        return members, (place, key) in self.walker.escaped or not members
 
     def _fold(self, use: Use, frame: _Frame) -> None:
         self.facts.folds.append(use)
         self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
+
+
+def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.expr | None]:
+    """``for m in model.modules():`` -> (``m``, ``model``); ``named_modules()`` binds the second name."""
+    call = node.iter
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _MODULE_ITERATORS):
+        return None, None
+    target: ast.expr | None = node.target
+    if call.func.attr.startswith("named_"):
+        pair = node.target
+        target = pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
+    return (target, call.func.value) if isinstance(target, ast.Name) else (None, None)
+
+
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 def _trains(node: ast.Call, names: frozenset[str]) -> bool:

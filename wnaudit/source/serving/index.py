@@ -31,6 +31,7 @@ from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
+from .effects import ClassView, FoldSummaries
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
 from .walk import is_test_file, project_files, skipped
 
@@ -110,6 +111,8 @@ class ServingIndex:
         self._fold_helpers: dict[Path, frozenset[str]] = {}
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
+        #: What each project function does to the models it is given (``effects.py``).
+        self.summaries = FoldSummaries(self._function, self._resolved_all)
 
     # -- files ----------------------------------------------------------------------
     def facts(self, path: Path) -> ServingFacts | None:
@@ -530,7 +533,7 @@ class ServingIndex:
                 continue
             if self._folded_in(file, facts, carriers, folding):
                 return None  # folded on the way
-            sites.extend(self._inference_sites(file, facts, carriers))
+            sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
         if self._removal_method_called(family, folding, live):
             return None
         sites.extend(self._self_evaluations(family, classes))
@@ -557,10 +560,14 @@ class ServingIndex:
                 return True
         helpers = self._helpers_of(file)
         for call in facts.helper_calls:
-            if self._reaches(file, call.refs, carriers) and any(
-                self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)
-            ):
+            if not self._reaches(file, call.refs, carriers):
+                continue
+            if any(self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)):
                 return True
+            if call.position >= 0 and any(
+                self.summaries.folds(k, call.position, folding) for k in self._resolved_all(file, call.callee)
+            ):
+                return True  # a project helper that folds what it is given (``remove_weight_norm_recursively(model)``)
         for refs, name, _ in facts.method_calls:
             if name in folding and self._reaches(file, refs, carriers):
                 return True  # ``model.remove_weight_norm()``
@@ -576,6 +583,39 @@ class ServingIndex:
             if reached:
                 sites.append((file, use, reached))
         return sites
+
+    def _runs(self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key]) -> bool:
+        """Does the inference entry at ``use`` execute the weight norm applied in ``start`` (issue 22, shape c)?
+
+        The model runs what the code around the site uses of it; a carrier
+        held only in attributes nothing on that path reads (discriminators
+        beside the generator in a training module) is never executed.
+        Where the code does not show what runs, everything held counts.
+        """
+        if use.whole or use.kind == "capture":
+            return True
+        return any(self._class_runs(start, key, use.members, carriers) for key in sorted(reached))
+
+    def _class_runs(self, start: Key, key: Key, members: tuple[str, ...], carriers: set[Key]) -> bool:
+        family = [key, *self.bases(key)]
+        if start in family:
+            return True
+        view = ClassView([(k, c) for k in family if (c := self._class(k)) is not None])
+        read = view.executed(members)
+        if read is None:
+            return True
+        keys = set(family)
+        children = [c for c in carriers if c not in keys and self._parents.get(c, set()) & keys]
+        for child in children:
+            if _short(child[1]) in view.loose:
+                return True  # built other than as one attribute's value: where it sits is not known
+            holding = {
+                name for name, refs in view.attrs.items()
+                if any(_names(ref, child) or child in self.instances(file, ref) for file, ref in refs)
+            }
+            if not holding or holding & read:
+                return True
+        return not children
 
     def _removal_method_called(self, family: set[Key], folding: set[str], live: set[str]) -> bool:
         """A removal method of the family that something calls folds the model."""
@@ -702,3 +742,8 @@ def _identifier_byte(byte: int) -> bool:
 
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
+
+
+def _names(ref: Ref, key: Key) -> bool:
+    """``ref`` is the result of calling something named as the unit ``key`` is (``self.g = build_generator()``)."""
+    return ref[0] == "new" and _short(ref[1]) == _short(key[1])
