@@ -141,8 +141,10 @@ class ServingFacts:
     inference: list[Use] = field(default_factory=list)
     folds: list[Use] = field(default_factory=list)
     helper_calls: list[HelperCall] = field(default_factory=list)
-    #: ``<model>.<method>(...)``: (instance references, method name, scope).
-    method_calls: list[tuple[tuple[Ref, ...], str, int]] = field(default_factory=list)
+    #: ``<model>.<method>(...)``: (instance references, method name, scope, calling class, calling method);
+    #: the class and method are "" outside methods.  A call inside a method counts only when that method
+    #: is itself called (shape b: ``Model.remove_weight_norm()`` calling each block's).
+    method_calls: list[tuple[tuple[Ref, ...], str, int, str, str]] = field(default_factory=list)
     #: Every attribute call: (method name called, the method it is called from, or "" outside methods).
     attribute_calls: set[tuple[str, str]] = field(default_factory=set)
     #: Functions that train (an optimizer, ``backward()``, ``train()``): their ``eval()`` is validation.
@@ -586,7 +588,10 @@ class _Linker:
             return
         if receiver and isinstance(func, ast.Attribute):
             # ``model.dec.remove_weight_norm()`` is about ``model.dec``: the member, where it is known.
-            self.facts.method_calls.append((self.member_refs(func.value, frame) or receiver, func.attr, frame.number))
+            self.facts.method_calls.append((
+                self.member_refs(func.value, frame) or receiver, func.attr, frame.number,
+                (frame.class_qual or "") if frame.method else "", frame.method,
+            ))
         self._call_under_context(node, func, receiver, frame)
 
     def _note_callees(self, node: ast.Call, names: frozenset[str], frame: _Frame) -> None:

@@ -534,7 +534,7 @@ class ServingIndex:
             if self._folded_in(file, facts, carriers, folding):
                 return None  # folded on the way
             sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
-        if self._removal_method_called(family, folding, live):
+        if self._removal_method_called(family, folding, live) or self._method_folds(files, carriers, folding, live):
             return None
         sites.extend(self._self_evaluations(family, classes))
         if not sites:
@@ -568,9 +568,42 @@ class ServingIndex:
                 self.summaries.folds(k, call.position, folding) for k in self._resolved_all(file, call.callee)
             ):
                 return True  # a project helper that folds what it is given (``remove_weight_norm_recursively(model)``)
-        for refs, name, _ in facts.method_calls:
-            if name in folding and self._reaches(file, refs, carriers):
-                return True  # ``model.remove_weight_norm()``
+        return False
+
+    def _method_folds(self, files: list[Path], carriers: set[Key], folding: set[str], live: set[str]) -> bool:
+        """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
+
+        A call inside a method runs when that method does: it is called from
+        code outside methods, Python or torch call it (``__init__``,
+        ``forward``), a call on an unknown receiver names it (``live``), or a
+        counted call names it on an instance of the calling class.  Fixpoint
+        over the calls, so chains of any length (and cycles) are followed.
+        """
+        calls: list[tuple[Path, tuple[Ref, ...], str, int, str, str]] = []
+        for file in files:
+            facts = self.facts(file)
+            if facts is not None:
+                calls.extend((file, *call) for call in facts.method_calls)
+        invoked: set[tuple[str, str]] = set()
+        #: Methods called on receivers the index cannot resolve (``self.hparams.generator``): any class's.
+        anyone: set[str] = set(live)
+        pending = list(calls)
+        changed = True
+        while changed:
+            changed = False
+            for call in list(pending):
+                file, refs, name, _, caller_class, caller = call
+                if caller and caller not in catalogue.IMPLICITLY_CALLED_METHODS and caller not in anyone and (caller_class, caller) not in invoked:
+                    continue
+                pending.remove(call)
+                changed = True
+                if name in folding and self._reaches(file, refs, carriers):
+                    return True
+                receivers = {k for r in refs for k in self.instances(file, r)}
+                if not receivers and name in folding and all(self._unresolved(file, r) for r in refs):
+                    anyone.add(name)  # ``self.hparams.generator.remove_weight_norm()``: whose, the code does not say
+                for key in receivers:
+                    invoked.update((k[1], name) for k in (key, *self.bases(key)))
         return False
 
     def _inference_sites(self, file: Path, facts: ServingFacts, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
@@ -583,6 +616,18 @@ class ServingIndex:
             if reached:
                 sites.append((file, use, reached))
         return sites
+
+    def _unresolved(self, file: Path, ref: Ref) -> bool:
+        """No project class or function is known to stand behind ``ref`` (not merely: none that carries weight norm)."""
+        if ref[0] == "new":
+            return self.lookup(file, ref[1]) is None
+        if ref[0] == "attr":
+            facts = self.facts(file)
+            owner = facts.classes.get(ref[1]) if facts is not None else None
+            return owner is None or not owner.attrs.get(ref[2])
+        if ref[0] == "sub":
+            return self._unresolved(file, tuple(ref[2:]))
+        return True
 
     def _runs(self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key]) -> bool:
         """Does the inference entry at ``use`` execute the weight norm applied in ``start`` (issue 22, shape c)?
