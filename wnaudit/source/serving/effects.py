@@ -147,8 +147,8 @@ class ClassView:
         name = member[:-2] if called else member
         if name in self.methods:
             entries.append(name)
-        elif called and name not in MODULE_API and name not in self.attrs:
-            return False
+        elif called and name not in self.attrs:
+            return name in MODULE_API  # ``model.eval()`` runs nothing of the model; an unknown method may
         else:
             read.add(name)
         return True

@@ -187,6 +187,8 @@ class _Walker(ast.NodeVisitor):
         #: ids of nodes read as the value of an attribute or called: not an escape.
         self._consumed: set[int] = set()
         self._called: set[int] = set()
+        #: ids of calls whose value is dropped (an expression statement: ``model.eval()`` on its own line).
+        self._dropped: set[int] = set()
         #: ids of calls that are the whole value of ``self.<attribute> = ...``.
         self.direct_attr_calls: set[int] = set()
         #: id of a function's scope -> its body (parameters are looked up there).
@@ -200,6 +202,7 @@ class _Walker(ast.NodeVisitor):
             self.visit(statement)
             self._consumed.clear()  # ids of freed nodes may come back
             self._called.clear()
+            self._dropped.clear()
 
     # -- bindings ---------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -370,6 +373,16 @@ class _Walker(ast.NodeVisitor):
             self.frame.body.self_members.add(f"{func.attr}()")
         if isinstance(func, ast.Name) and func.id in _LOOKERS:
             self._consumed.update(id(arg) for arg in node.args)
+        if id(node) not in self._consumed and id(node) not in self._dropped:
+            root: ast.expr = node
+            while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
+                root = root.func.value
+            if root is not node:
+                self._escape(root)  # ``return model.eval()``, ``net = model.to(device)``: the model goes on elsewhere
+        self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self._dropped.add(id(node.value))
         self.generic_visit(node)
 
     # -- what code does with a model (which parts an inference entry runs) -------------------

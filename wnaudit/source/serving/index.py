@@ -61,6 +61,8 @@ class Served:
     uncalled: str = ""
     #: The class the application belongs to, as the message names it.
     owner: str = ""
+    #: Why a candidate fold does not count (``Vocoder.remove_weight_norm()`` folds it, but nothing calls that).
+    why: str = ""
 
 
 @dataclass
@@ -534,14 +536,17 @@ class ServingIndex:
             if self._folded_in(file, facts, carriers, folding):
                 return None  # folded on the way
             sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
-        if self._removal_method_called(family, folding, live) or self._method_folds(files, carriers, folding, live):
+        if self._removal_method_called(family, folding, live):
+            return None
+        chained, why = self._method_folds(files, carriers, folding, live)
+        if chained:
             return None
         sites.extend(self._self_evaluations(family, classes))
         if not sites:
             return None
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
         file, use, reached = sites[0]
-        return Served(file, use, self._uncalled(reached, family, folding, live), _short(start[1]))
+        return Served(file, use, self._uncalled(reached, family, folding, live), _short(start[1]), why)
 
     def _family(self, classes: set[Key]) -> set[Key]:
         """The classes and every project class they inherit from."""
@@ -570,7 +575,7 @@ class ServingIndex:
                 return True  # a project helper that folds what it is given (``remove_weight_norm_recursively(model)``)
         return False
 
-    def _method_folds(self, files: list[Path], carriers: set[Key], folding: set[str], live: set[str]) -> bool:
+    def _method_folds(self, files: list[Path], carriers: set[Key], folding: set[str], live: set[str]) -> tuple[bool, str]:
         """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
 
         A call inside a method runs when that method does: it is called from
@@ -578,6 +583,8 @@ class ServingIndex:
         ``forward``), a call on an unknown receiver names it (``live``), or a
         counted call names it on an instance of the calling class.  Fixpoint
         over the calls, so chains of any length (and cycles) are followed.
+        The second value names a removal call on a carrier that does not count
+        because the method holding it never runs ("" when there is none).
         """
         calls: list[tuple[Path, tuple[Ref, ...], str, int, str, str]] = []
         for file in files:
@@ -598,13 +605,16 @@ class ServingIndex:
                 pending.remove(call)
                 changed = True
                 if name in folding and self._reaches(file, refs, carriers):
-                    return True
+                    return True, ""
                 receivers = {k for r in refs for k in self.instances(file, r)}
                 if not receivers and name in folding and all(self._unresolved(file, r) for r in refs):
                     anyone.add(name)  # ``self.hparams.generator.remove_weight_norm()``: whose, the code does not say
                 for key in receivers:
                     invoked.update((k[1], name) for k in (key, *self.bases(key)))
-        return False
+        for file, refs, name, _, caller_class, caller in pending:
+            if name in folding and self._reaches(file, refs, carriers):
+                return False, f"`{_short(caller_class)}.{caller}()` calls `.{name}()` on it, but nothing calls `{_short(caller_class)}.{caller}()`"
+        return False, ""
 
     def _inference_sites(self, file: Path, facts: ServingFacts, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The file's inference sites on a carrier, outside training and folding functions."""
