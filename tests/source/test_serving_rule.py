@@ -538,6 +538,8 @@ def _fold_again(net, times):
     "    for _, m in model.named_modules():\n        remove_weight_norm_if_exists(m)\n",
     "    fold(model)\n",
     "    model.apply(remove_weight_norm_if_exists)\n",
+    "    remove_weight_norm_recursively(model=model)\n",
+    "    for i, m in enumerate(list(model.modules())):\n        remove_weight_norm_if_exists(m)\n",
 ])
 def test_a_fold_through_a_project_helper_in_another_module_folds(voc: Path, fold: str):
     """Shape a: the helper's summary says it folds the parameter the model is handed as, through loops and cycles."""

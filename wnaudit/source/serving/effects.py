@@ -52,6 +52,11 @@ class FoldSummaries:
         self._resolve = resolve
         self._memo: dict[tuple[Key, int, frozenset[str]], bool] = {}
 
+    def folds_keyword(self, key: Key, keyword: str, folding: "frozenset[str] | set[str]") -> bool:
+        """``folds`` for a model passed by keyword (the parameter of that name)."""
+        body = self._function(key)
+        return body is not None and keyword in body.params and self.folds(key, body.params.index(keyword), folding)
+
     def folds(self, key: Key, position: int, folding: "frozenset[str] | set[str]") -> bool:
         """Does calling ``key`` with a model as positional argument ``position`` fold that model?
 
@@ -76,15 +81,28 @@ class FoldSummaries:
                 continue
             if _folds_locally(body, index, folding):
                 return True
-            for callee, argument, parameter in body.param_passes:
-                if parameter != index:
-                    continue
-                for target in sorted(self._resolve(current[0], callee)):
-                    step = (target, argument)
-                    if step not in seen:
-                        seen.add(step)
-                        queue.append(step)
+            for target, argument in self._passes(current, body, index):
+                step = (target, argument)
+                if step not in seen:
+                    seen.add(step)
+                    queue.append(step)
         return False
+
+
+    def _passes(self, key: Key, body: Body, index: int) -> list[tuple[Key, int]]:
+        """Where parameter ``index`` of ``body`` goes on: (function, its parameter position)."""
+        out: list[tuple[Key, int]] = []
+        for callee, argument, parameter in body.param_passes:
+            if parameter == index:
+                out.extend((target, argument) for target in sorted(self._resolve(key[0], callee)))
+        for callee, keyword, parameter in body.param_keyword_passes:
+            if parameter != index:
+                continue
+            for target in sorted(self._resolve(key[0], callee)):
+                inner = self._function(target)
+                if inner is not None and keyword in inner.params:
+                    out.append((target, inner.params.index(keyword)))
+        return out
 
 
 def _folds_locally(body: Body, index: int, folding: frozenset[str]) -> bool:

@@ -35,6 +35,7 @@ _CONTEXTS = frozenset(catalogue.INFERENCE_CONTEXTS)
 _MAX_DEPTH = 16
 #: ``for m in model.modules():``: each ``m`` is the model or one of its parts (``named_*`` yield pairs).
 _MODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
+_ITERATION_WRAPPERS = frozenset({"list", "tuple", "reversed", "enumerate"})
 #: Builtins that only look at what they are given: handing a model to them runs none of it.
 _LOOKERS = frozenset({"isinstance", "hasattr", "print", "len", "type", "id", "repr", "str", "callable"})
 _HOOK_CLASSES = frozenset(s.implementation for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM)
@@ -73,6 +74,8 @@ class HelperCall:
     #: The positional argument the model is passed as (-1: unknown), so the helper's summary can say
     #: whether it folds that parameter.
     position: int = -1
+    #: The keyword the model is passed by ("": positional).
+    keyword: str = ""
 
 
 @dataclass
@@ -103,6 +106,8 @@ class Body:
     param_folds: set[int] = field(default_factory=set)
     #: (callee names, argument position, parameter): a parameter handed on to a project function.
     param_passes: list[tuple[tuple[str, ...], int, int]] = field(default_factory=list)
+    #: (callee names, keyword, parameter): the same, passed by keyword.
+    param_keyword_passes: list[tuple[tuple[str, ...], str, int]] = field(default_factory=list)
     #: (method name, parameter): a method called on a parameter or on each of its ``modules()``.
     param_methods: list[tuple[str, int]] = field(default_factory=list)
     #: Parameters handed to ``hook.remove(...)``; a fold when the body checks for the ``WeightNorm`` hook.
@@ -677,6 +682,10 @@ class _Linker:
             for position, index in enumerate(indexes):
                 if index is not None:
                     body.param_passes.append((project, position, index))
+            for keyword in node.keywords:
+                index = self._param_index(keyword.value, frame) if keyword.arg else None
+                if keyword.arg and index is not None:
+                    body.param_keyword_passes.append((project, keyword.arg, index))
 
     def _folds(self, node: ast.Call, names: frozenset[str], first: ast.expr | None, frame: _Frame) -> bool:
         """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""
@@ -710,6 +719,10 @@ class _Linker:
             refs = self.model_refs(arg, frame)
             if refs:
                 self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, position))
+        for keyword in node.keywords:
+            refs = self.model_refs(keyword.value, frame) if keyword.arg else ()
+            if keyword.arg and refs:
+                self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, -1, keyword.arg))
 
     def _inference_method(self, node: ast.Call, func: ast.Attribute, frame: _Frame) -> bool:
         """``model.eval()``, ``model.requires_grad_(False)``: an inference site (True: the call is fully recorded)."""
@@ -794,14 +807,20 @@ class _Linker:
 
 
 def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.expr | None]:
-    """``for m in model.modules():`` -> (``m``, ``model``); ``named_modules()`` binds the second name."""
+    """``for m in model.modules():`` -> (``m``, ``model``); ``named_modules()`` and ``enumerate`` bind the second name.
+
+    ``list(...)``, ``tuple(...)`` and ``reversed(...)`` around the iterator change nothing.
+    """
     call = node.iter
+    pairs = 0
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in _ITERATION_WRAPPERS and call.args:
+        pairs += call.func.id == "enumerate"
+        call = call.args[0]
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _MODULE_ITERATORS):
         return None, None
     target: ast.expr | None = node.target
-    if call.func.attr.startswith("named_"):
-        pair = node.target
-        target = pair.elts[1] if isinstance(pair, ast.Tuple) and len(pair.elts) == 2 else None
+    for _ in range(pairs + call.func.attr.startswith("named_")):
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
     return (target, call.func.value) if isinstance(target, ast.Name) else (None, None)
 
 

@@ -569,8 +569,10 @@ class ServingIndex:
                 continue
             if any(self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)):
                 return True
-            if call.position >= 0 and any(
-                self.summaries.folds(k, call.position, folding) for k in self._resolved_all(file, call.callee)
+            callees = self._resolved_all(file, call.callee) if call.position >= 0 or call.keyword else set()
+            if any(
+                self.summaries.folds(k, call.position, folding) if call.position >= 0
+                else self.summaries.folds_keyword(k, call.keyword, folding) for k in callees
             ):
                 return True  # a project helper that folds what it is given (``remove_weight_norm_recursively(model)``)
         return False
