@@ -664,28 +664,39 @@ class _Linker:
             if indexes and indexes[0] is not None:
                 body.param_folds.add(indexes[0])
             return
-        if isinstance(func, ast.Attribute):
-            receiver = self._param_index(func.value, frame)
-            if func.attr == "apply" and receiver is not None and args:
-                applied = self.names(args[0], frame)
-                if applied & _FOLDS:
-                    body.param_folds.add(receiver)
-                elif applied:
-                    body.param_passes.append((tuple(sorted(applied)), 0, receiver))
-                return
-            if receiver is not None:
-                body.param_methods.append((func.attr, receiver))
-            if func.attr == "remove" and indexes and indexes[0] is not None:
-                body.hook_removes.add(indexes[0])  # ``hook.remove(module)`` of a ``WeightNorm`` hook
+        if isinstance(func, ast.Attribute) and self._note_method_on_parameter(func, args, indexes, frame, body):
+            return
         project = tuple(sorted(n for n in names if n.partition(".")[0] not in API_ROOTS))
         if project:
-            for position, index in enumerate(indexes):
-                if index is not None:
-                    body.param_passes.append((project, position, index))
-            for keyword in node.keywords:
-                index = self._param_index(keyword.value, frame) if keyword.arg else None
-                if keyword.arg and index is not None:
-                    body.param_keyword_passes.append((project, keyword.arg, index))
+            self._note_passes(node, project, indexes, frame, body)
+
+    def _note_method_on_parameter(
+        self, func: ast.Attribute, args: list[ast.expr], indexes: list[int | None], frame: _Frame, body: Body,
+    ) -> bool:
+        """``param.apply(fn)``, ``param.remove_weight_norm()``, ``hook.remove(param)`` (True: fully recorded)."""
+        receiver = self._param_index(func.value, frame)
+        if func.attr == "apply" and receiver is not None and args:
+            applied = self.names(args[0], frame)
+            if applied & _FOLDS:
+                body.param_folds.add(receiver)
+            elif applied:
+                body.param_passes.append((tuple(sorted(applied)), 0, receiver))
+            return True
+        if receiver is not None:
+            body.param_methods.append((func.attr, receiver))
+        if func.attr == "remove" and indexes and indexes[0] is not None:
+            body.hook_removes.add(indexes[0])  # ``hook.remove(module)`` of a ``WeightNorm`` hook
+        return False
+
+    def _note_passes(self, node: ast.Call, project: tuple[str, ...], indexes: list[int | None], frame: _Frame, body: Body) -> None:
+        """Parameters handed on to a project function, by position or by keyword."""
+        for position, index in enumerate(indexes):
+            if index is not None:
+                body.param_passes.append((project, position, index))
+        for keyword in node.keywords:
+            index = self._param_index(keyword.value, frame) if keyword.arg else None
+            if keyword.arg and index is not None:
+                body.param_keyword_passes.append((project, keyword.arg, index))
 
     def _folds(self, node: ast.Call, names: frozenset[str], first: ast.expr | None, frame: _Frame) -> bool:
         """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""

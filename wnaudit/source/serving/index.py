@@ -588,35 +588,47 @@ class ServingIndex:
         The second value names a removal call on a carrier that does not count
         because the method holding it never runs ("" when there is none).
         """
-        calls: list[tuple[Path, tuple[Ref, ...], str, int, str, str]] = []
+        pending: list[tuple[Path, tuple[Ref, ...], str, int, str, str]] = []
         for file in files:
             facts = self.facts(file)
             if facts is not None:
-                calls.extend((file, *call) for call in facts.method_calls)
+                pending.extend((file, *call) for call in facts.method_calls)
         invoked: set[tuple[str, str]] = set()
         #: Methods called on receivers the index cannot resolve (``self.hparams.generator``): any class's.
         anyone: set[str] = set(live)
-        pending = list(calls)
         changed = True
         while changed:
             changed = False
             for call in list(pending):
                 file, refs, name, _, caller_class, caller = call
-                if caller and caller not in catalogue.IMPLICITLY_CALLED_METHODS and caller not in anyone and (caller_class, caller) not in invoked:
+                if caller and caller not in catalogue.IMPLICITLY_CALLED_METHODS and caller not in anyone and (
+                    (caller_class, caller) not in invoked
+                ):
                     continue
                 pending.remove(call)
                 changed = True
                 if name in folding and self._reaches(file, refs, carriers):
                     return True, ""
-                receivers = {k for r in refs for k in self.instances(file, r)}
-                if not receivers and name in folding and all(self._unresolved(file, r) for r in refs):
-                    anyone.add(name)  # ``self.hparams.generator.remove_weight_norm()``: whose, the code does not say
-                for key in receivers:
-                    invoked.update((k[1], name) for k in (key, *self.bases(key)))
+                self._note_invoked(file, refs, name, folding, invoked, anyone)
+        return False, self._blocked(pending, carriers, folding)
+
+    def _note_invoked(
+        self, file: Path, refs: tuple[Ref, ...], name: str, folding: set[str], invoked: set[tuple[str, str]], anyone: set[str],
+    ) -> None:
+        """Record that ``name`` runs on the classes ``refs`` stand for (and their bases), or on any class."""
+        receivers = {k for r in refs for k in self.instances(file, r)}
+        if not receivers and name in folding and all(self._unresolved(file, r) for r in refs):
+            anyone.add(name)  # ``self.hparams.generator.remove_weight_norm()``: whose, the code does not say
+        for key in receivers:
+            invoked.update((k[1], name) for k in (key, *self.bases(key)))
+
+    def _blocked(self, pending: list[tuple[Path, tuple[Ref, ...], str, int, str, str]], carriers: set[Key], folding: set[str]) -> str:
+        """The message's evidence: a removal call on a carrier inside a method that never runs."""
         for file, refs, name, _, caller_class, caller in pending:
             if name in folding and self._reaches(file, refs, carriers):
-                return False, f"`{_short(caller_class)}.{caller}()` calls `.{name}()` on it, but nothing calls `{_short(caller_class)}.{caller}()`"
-        return False, ""
+                method = f"{_short(caller_class)}.{caller}()"
+                return f"`{method}` calls `.{name}()` on it, but nothing calls `{method}`"
+        return ""
 
     def _inference_sites(self, file: Path, facts: ServingFacts, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The file's inference sites on a carrier, outside training and folding functions."""
