@@ -693,3 +693,16 @@ def test_a_removal_chain_nothing_calls_is_reported_with_why(tmp_path: Path):
     found = _wn110([root / "voc" / "model.py"])
     assert [(name, line) for name, line, _ in found] == [("model.py", 9)]
     assert "`Model.remove_weight_norm()` calls `.remove_weight_norm()` on it, but nothing calls `Model.remove_weight_norm()`" in found[0][2]
+
+
+@pytest.mark.parametrize("call", ["inference(model=enhancer, mel=mel)", "inference(enhancer, mel)"])
+def test_an_inference_function_that_folds_the_model_it_is_given_folds(voc: Path, call: str):
+    """Shape a one step up: the fold sits in a function that receives the loaded model as a parameter."""
+    (voc / "voc" / "utils.py").write_text(HELPERS)
+    (voc / "voc" / "serve.py").write_text(
+        "from .model import Generator\nfrom .utils import remove_weight_norm_recursively\n\n\n"
+        "def load_enhancer():\n    enhancer = Generator()\n    enhancer.eval()\n    return enhancer\n\n\n"
+        "def inference(model, mel):\n    remove_weight_norm_recursively(model)\n    return model(mel)\n\n\n"
+        f"def enhance(mel):\n    enhancer = load_enhancer()\n    return {call}\n"
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
