@@ -706,3 +706,36 @@ def test_an_inference_function_that_folds_the_model_it_is_given_folds(voc: Path,
         f"def enhance(mel):\n    enhancer = load_enhancer()\n    return {call}\n"
     )
     assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+EVAL_OVERRIDE = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+from torch.nn.utils.parametrize import remove_parametrizations
+
+
+class UnivNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def eval(self, inference=False):
+        super().eval()
+        if inference:  # not while validating in the training loop
+            self.remove_weight_norm()
+        return self
+
+    def remove_weight_norm(self):
+        remove_parametrizations(self.conv, "weight")
+"""
+
+
+@pytest.mark.parametrize("call, expected", [("vocoder.eval()", [("model.py", 9)]), ("vocoder.eval(inference=True)", [])])
+def test_an_eval_override_folds_only_when_its_flag_is_passed(tmp_path: Path, call: str, expected: list):
+    """Shape b: ``eval(inference=False)`` folds only under its flag; a plain ``eval()`` leaves the norm live."""
+    serve = f"from .model import UnivNet\n\n\ndef load():\n    vocoder = UnivNet()\n    {call}\n    return vocoder\n"
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/model.py": EVAL_OVERRIDE, "voc/serve.py": serve})
+    assert [(name, line) for name, line, _ in _wn110([root / "voc" / "model.py"])] == expected

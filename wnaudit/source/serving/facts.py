@@ -88,6 +88,9 @@ class Body:
     folds: bool = False
     #: Attribute names it calls (``self.fold()``, ``layer.remove_weight_norm()``).
     calls: set[str] = field(default_factory=set)
+    #: Those of ``calls`` made only under ``if flag:`` on a parameter that defaults to false: what the
+    #: method folds without its flag leaves them out (shape b: ``eval(self, inference=False)``).
+    guarded: set[str] = field(default_factory=set)
     #: Qualified names of the functions it calls (a fold helper makes it fold).
     callees: set[str] = field(default_factory=set)
     #: Instances it returns (a loader function returning a model).
@@ -152,6 +155,12 @@ class ServingFacts:
     method_calls: list[tuple[tuple[Ref, ...], str, int, str, str]] = field(default_factory=list)
     #: Every attribute call: (method name called, the method it is called from, or "" outside methods).
     attribute_calls: set[tuple[str, str]] = field(default_factory=set)
+    #: The same under ``if <flag>:`` where ``flag`` is a parameter of the method defaulting to a false value
+    #: (method name called, calling method, flag): it runs only when a call passes the flag (shape b:
+    #: ``def eval(self, inference=False): ... if inference: self.remove_weight_norm()``).
+    guarded_calls: set[tuple[str, str, str]] = field(default_factory=set)
+    #: ``x.<method>(..., <keyword>=<true constant>)``: (method, keyword) for every such call.
+    flag_calls: set[tuple[str, str]] = field(default_factory=set)
     #: Functions that train (an optimizer, ``backward()``, ``train()``): their ``eval()`` is validation.
     training_scopes: set[int] = field(default_factory=set)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
@@ -200,6 +209,9 @@ class _Walker(ast.NodeVisitor):
         self.param_scopes: dict[int, Body] = {}
         #: The numbers of the functions the walk is inside, innermost last (a closure's use counts for all).
         self._numbers: list[int] = [0]
+        #: Function number -> its parameters whose default is a false constant; the flag guarding the code now.
+        self._false_flags: dict[int, set[str]] = {}
+        self._guard = ""
 
     def walk(self, tree: ast.Module) -> None:
         """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
@@ -315,10 +327,26 @@ class _Walker(ast.NodeVisitor):
         self.frame = frame
         self.pending.append(("decorators", list(node.decorator_list), frame, None))
         self._numbers.append(self.functions)
+        self._false_flags[self.functions] = _false_defaults(node.args)
+        guard, self._guard = self._guard, ""
         for statement in node.body:
             self.visit(statement)
+        self._guard = guard
         self._numbers.pop()
         self.frame = outer
+
+    def visit_If(self, node: ast.If) -> None:
+        """``if flag:`` on a parameter defaulting to a false value: the body runs only when a caller passes it."""
+        test = node.test
+        self.visit(test)
+        flag = test.id if isinstance(test, ast.Name) and test.id in self._false_flags.get(self.frame.number, ()) else ""
+        guard = self._guard
+        self._guard = guard or flag
+        for statement in node.body:
+            self.visit(statement)
+        self._guard = guard
+        for statement in node.orelse:
+            self.visit(statement)
 
     def _function_body(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, outer: _Frame
@@ -369,7 +397,7 @@ class _Walker(ast.NodeVisitor):
     visit_AsyncWith = visit_With  # type: ignore[assignment]
 
     def visit_Call(self, node: ast.Call) -> None:
-        self.pending.append(("call", node, self.frame, None))
+        self.pending.append(("call", node, self.frame, self._guard))
         func = node.func
         self._consumed.add(id(func))
         self._called.add(id(func))
@@ -445,6 +473,8 @@ class _Linker:
         self.facts = walker.facts
         self.resolver = Resolver(walker.module_scope, walker.star)
         self._active: set[tuple[int, str]] = set()
+        #: id of a body -> (the body, attribute names it calls outside any flag guard).
+        self._unguarded: dict[int, tuple[Body, set[str]]] = {}
 
     def names(self, node: ast.AST, frame: _Frame) -> frozenset[str]:
         return self.resolver.expr(node, frame.scope)
@@ -527,7 +557,7 @@ class _Linker:
     def run(self) -> ServingFacts:
         for kind, node, frame, extra in self.walker.pending:
             if kind == "call":
-                self._call(node, frame)  # type: ignore[arg-type]
+                self._call(node, frame, str(extra or ""))  # type: ignore[arg-type]
             elif kind in ("with", "decorators"):
                 self._under(node, frame)  # type: ignore[arg-type]
             elif kind == "attr":
@@ -538,6 +568,8 @@ class _Linker:
             elif kind == "bases":
                 assert isinstance(extra, ClassFacts)
                 extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
+        for body, names in self._unguarded.values():
+            body.guarded -= names  # called both ways: it may run without the flag
         self._exports()
         self.facts.star_modules = tuple(self.walker.star)
         return self.facts
@@ -584,11 +616,11 @@ class _Linker:
         if cached:
             self.facts.folding_scopes.add(inner.number)
 
-    def _call(self, node: ast.Call, frame: _Frame) -> None:
+    def _call(self, node: ast.Call, frame: _Frame, guard: str = "") -> None:
         """Record what one call says: callees, training, a fold, a helper given a model, an inference site."""
         func = node.func
         names = self.names(func, frame)
-        self._note_callees(node, names, frame)
+        self._note_callees(node, names, frame, guard)
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_scopes.add(frame.number)
@@ -612,7 +644,7 @@ class _Linker:
             ))
         self._call_under_context(node, func, receiver, frame)
 
-    def _note_callees(self, node: ast.Call, names: frozenset[str], frame: _Frame) -> None:
+    def _note_callees(self, node: ast.Call, names: frozenset[str], frame: _Frame, guard: str = "") -> None:
         """What the enclosing function and class call: the project names, and the attribute names."""
         func = node.func
         body = frame.body
@@ -621,9 +653,17 @@ class _Linker:
             # A call on a known model counts for that model only (``method_calls``); one on anything else
             # (a loop over ``modules()``, a parameter) may reach any class with a method of that name.
             if not self.model_refs(func.value, frame):
-                self.facts.attribute_calls.add((func.attr, frame.method))
+                if guard and frame.method:
+                    self.facts.guarded_calls.add((func.attr, frame.method, guard))
+                else:
+                    self.facts.attribute_calls.add((func.attr, frame.method))
+            self.facts.flag_calls.update((func.attr, k.arg) for k in node.keywords if k.arg and _is_true(k.value))
             if body is not None:
                 body.calls.add(func.attr)
+                if guard:
+                    body.guarded.add(func.attr)
+                else:
+                    self._unguarded.setdefault(id(body), (body, set()))[1].add(func.attr)
         if body is not None:
             body.callees.update(n for n in names if n.partition(".")[0] not in API_ROOTS)
         if frame.class_qual is not None and frame.class_qual in self.facts.classes:
@@ -847,6 +887,14 @@ def _trains(node: ast.Call, names: frozenset[str]) -> bool:
     if not isinstance(func, ast.Attribute):
         return False
     return func.attr in catalogue.TRAINING_METHODS or (func.attr == "train" and (not node.args or _is_true(node.args[0])))
+
+
+def _false_defaults(args: ast.arguments) -> set[str]:
+    """Parameters whose default is ``False``, ``None`` or ``0``."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and not d.value}
 
 
 def _is_true(node: ast.expr) -> bool:

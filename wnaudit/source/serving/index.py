@@ -720,7 +720,7 @@ class ServingIndex:
                 for name, body in cls.methods.items() if cls is not None else ():
                     if name in names:
                         continue
-                    if body.folds or body.calls & names or any(
+                    if body.folds or (body.calls - body.guarded) & names or any(
                         self._function_folds(k, names) for k in self._resolved_all(key[0], body.callees, helpers)
                     ):
                         names.add(name)
@@ -730,7 +730,7 @@ class ServingIndex:
     def _defines_fold(self, key: Key, name: str, folding: set[str]) -> bool:
         cls = self._class(key)
         body = cls.methods.get(name) if cls is not None else None
-        return body is not None and (body.folds or bool(body.calls & folding) or any(
+        return body is not None and (body.folds or bool((body.calls - body.guarded) & folding) or any(
             self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees, self._helpers_of(key[0]))
         ))
 
@@ -738,7 +738,7 @@ class ServingIndex:
         body = self._function(key)
         if body is None or depth > 8:
             return False
-        if body.folds or body.calls & folding:
+        if body.folds or (body.calls - body.guarded) & folding:
             return True
         helpers = self._helpers_of(key[0])
         return any(
@@ -763,10 +763,16 @@ class ServingIndex:
     def _live_methods(self, files: list[Path]) -> set[str]:
         """Method names something calls: from code outside methods, or from methods that are themselves live."""
         calls: set[tuple[str, str]] = set()
+        guarded: set[tuple[str, str, str]] = set()
+        flags: set[tuple[str, str]] = set()
         for file in files:
             facts = self.facts(file)
             if facts is not None:
                 calls |= facts.attribute_calls
+                guarded |= facts.guarded_calls
+                flags |= facts.flag_calls
+        # A call under ``if flag:`` runs when some call of its method passes ``flag=True``.
+        calls |= {(name, caller) for name, caller, flag in guarded if (caller, flag) in flags}
         live: set[str] = set()
         changed = True
         while changed:
