@@ -23,7 +23,8 @@ from typing import Iterable
 from ...core import catalogue
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
-#: ``("new", dotted)``, ``("attr", class qualname, attribute)`` or ``("sub", attribute, *ref)`` (a member of a model).
+#: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model)
+#: or ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass).
 Ref = tuple[str, ...]
 
 _REMOVERS = frozenset(
@@ -652,7 +653,12 @@ class _Linker:
             # ``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
             # A call on a known model counts for that model only (``method_calls``); one on anything else
             # (a loop over ``modules()``, a parameter) may reach any class with a method of that name.
-            if not self.model_refs(func.value, frame):
+            on_self = isinstance(func.value, ast.Name) and func.value.id == frame.self_name and frame.class_qual is not None
+            if on_self and not guard and frame.method:
+                # ``self.remove_weight_norm()``: a call on this class's instances, not on any class's.
+                qual = frame.class_qual or ""
+                self.facts.method_calls.append(((("self", qual),), func.attr, frame.number, qual, frame.method))
+            elif not self.model_refs(func.value, frame):
                 if guard and frame.method:
                     self.facts.guarded_calls.add((func.attr, frame.method, guard))
                 else:

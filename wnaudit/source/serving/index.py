@@ -303,6 +303,8 @@ class ServingIndex:
             out = self._member_instances(file, ref, depth)
         elif ref[0] == "attr":
             out = self._attribute_instances(file, ref[1], ref[2], depth)
+        elif ref[0] == "self":
+            out = {(file, ref[1])} if self._class((file, ref[1])) is not None else set()
         else:
             out = set()
         result = frozenset(out)
@@ -538,7 +540,7 @@ class ServingIndex:
             sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
         if self._removal_method_called(family, folding, live):
             return None
-        chained, why = self._method_folds(files, carriers, folding, live)
+        chained, why = self._method_folds(files, carriers | family, folding, live)
         if chained:
             return None
         sites.extend(self._self_evaluations(family, classes))
