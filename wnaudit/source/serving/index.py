@@ -548,7 +548,13 @@ class ServingIndex:
             return None
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
         file, use, reached = sites[0]
-        return Served(file, use, self._uncalled(reached, family, folding, live), _short(start[1]), why)
+        uncalled = self._uncalled(reached, family, folding, live)
+        if not why and not uncalled:
+            why = (
+                f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
+                "`wnaudit.fold_weight_norm` on it or on each of its `modules()`, a project function given it that folds it)"
+            )
+        return Served(file, use, uncalled, _short(start[1]), why)
 
     def _family(self, classes: set[Key]) -> set[Key]:
         """The classes and every project class they inherit from."""
