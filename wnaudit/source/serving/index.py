@@ -604,6 +604,8 @@ class ServingIndex:
         invoked: set[tuple[str, str]] = set()
         #: Methods called on receivers the index cannot resolve (``self.hparams.generator``): any class's.
         anyone: set[str] = set(live)
+        #: Only calls of methods that hold calls need their receivers resolved.
+        callers = {call[5] for call in pending if call[5]}
         changed = True
         while changed:
             changed = False
@@ -617,7 +619,8 @@ class ServingIndex:
                 changed = True
                 if name in folding and self._reaches(file, refs, carriers):
                     return True, ""
-                self._note_invoked(file, refs, name, folding, invoked, anyone)
+                if name in callers:
+                    self._note_invoked(file, refs, name, folding, invoked, anyone)
         return False, self._blocked(pending, carriers, folding)
 
     def _note_invoked(
@@ -625,7 +628,7 @@ class ServingIndex:
     ) -> None:
         """Record that ``name`` runs on the classes ``refs`` stand for (and their bases), or on any class."""
         receivers = {k for r in refs for k in self.instances(file, r)}
-        if not receivers and name in folding and all(self._unresolved(file, r) for r in refs):
+        if not receivers and all(self._unresolved(file, r) for r in refs):
             anyone.add(name)  # ``self.hparams.generator.remove_weight_norm()``: whose, the code does not say
         for key in receivers:
             invoked.update((k[1], name) for k in (key, *self.bases(key)))
