@@ -429,10 +429,11 @@ class _Walker(ast.NodeVisitor):
         return None
 
     def _places(self, key: str) -> list[object]:
-        class_qual = self.frame.class_qual
-        places: list[object] = list(dict.fromkeys(self._numbers + [self.frame.number]))
-        if key.startswith("self.") and class_qual is not None:
-            places.append(class_qual)
+        """The function (and the functions around it, for a closure's use) and, for ``self.<name>``, the class."""
+        numbers = self._numbers
+        places: list[object] = [numbers[-1]] if len(numbers) <= 2 else list(numbers[1:])
+        if key.startswith("self.") and self.frame.class_qual is not None:
+            places.append(self.frame.class_qual)
         return places
 
     def _use(self, node: ast.expr, member: str) -> None:
