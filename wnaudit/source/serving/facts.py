@@ -651,26 +651,7 @@ class _Linker:
         func = node.func
         body = frame.body
         if isinstance(func, ast.Attribute) and not any(n.partition(".")[0] in API_ROOTS for n in names):
-            # ``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
-            # A call on a known model counts for that model only (``method_calls``); one on anything else
-            # (a loop over ``modules()``, a parameter) may reach any class with a method of that name.
-            on_self = isinstance(func.value, ast.Name) and func.value.id == frame.self_name and frame.class_qual is not None
-            if on_self and not guard and frame.method:
-                # ``self.remove_weight_norm()``: a call on this class's instances, not on any class's.
-                qual = frame.class_qual or ""
-                self.facts.method_calls.append(((("self", qual),), func.attr, frame.number, qual, frame.method))
-            elif not self.model_refs(func.value, frame):
-                if guard and frame.method:
-                    self.facts.guarded_calls.add((func.attr, frame.method, guard))
-                else:
-                    self.facts.attribute_calls.add((func.attr, frame.method))
-            self.facts.flag_calls.update((func.attr, k.arg) for k in node.keywords if k.arg and _is_true(k.value))
-            if body is not None:
-                body.calls.add(func.attr)
-                if guard:
-                    body.guarded.add(func.attr)
-                else:
-                    self._unguarded.setdefault(id(body), (body, set()))[1].add(func.attr)
+            self._note_method_call(node, func, frame, guard)
         if body is not None:
             body.callees.update(n for n in names if n.partition(".")[0] not in API_ROOTS)
         if frame.class_qual is not None and frame.class_qual in self.facts.classes:
@@ -678,6 +659,33 @@ class _Linker:
             cls.builds.update(names)
             if id(node) not in self.walker.direct_attr_calls:
                 cls.loose.update(names)
+
+    def _note_method_call(self, node: ast.Call, func: ast.Attribute, frame: _Frame, guard: str) -> None:
+        """``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
+
+        A call on ``self`` counts for this class and its subclasses; one on a
+        known model for that model only (``method_calls``); one on anything else
+        (a loop over ``modules()``, a parameter) may reach any class with a
+        method of that name; one under a false-by-default flag only where a
+        call passes the flag.
+        """
+        body = frame.body
+        on_self = isinstance(func.value, ast.Name) and func.value.id == frame.self_name and frame.class_qual is not None
+        if on_self and not guard and frame.method:
+            qual = frame.class_qual or ""
+            self.facts.method_calls.append(((("self", qual),), func.attr, frame.number, qual, frame.method))
+        elif not self.model_refs(func.value, frame):
+            if guard and frame.method:
+                self.facts.guarded_calls.add((func.attr, frame.method, guard))
+            else:
+                self.facts.attribute_calls.add((func.attr, frame.method))
+        self.facts.flag_calls.update((func.attr, k.arg) for k in node.keywords if k.arg and _is_true(k.value))
+        if body is not None:
+            body.calls.add(func.attr)
+            if guard:
+                body.guarded.add(func.attr)
+            else:
+                self._unguarded.setdefault(id(body), (body, set()))[1].add(func.attr)
 
     # -- what a function does to its parameters ---------------------------------------------
     def _param_index(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> int | None:

@@ -540,7 +540,7 @@ class ServingIndex:
             sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
         if self._removal_method_called(family, folding, live):
             return None
-        chained, why = self._method_folds(files, carriers | family, folding, live)
+        chained, why = self._method_folds(files, carriers, family, folding, live)
         if chained:
             return None
         sites.extend(self._self_evaluations(family, classes))
@@ -585,7 +585,9 @@ class ServingIndex:
                 return True  # a project helper that folds what it is given (``remove_weight_norm_recursively(model)``)
         return False
 
-    def _method_folds(self, files: list[Path], carriers: set[Key], folding: set[str], live: set[str]) -> tuple[bool, str]:
+    def _method_folds(
+        self, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
+    ) -> tuple[bool, str]:
         """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
 
         A call inside a method runs when that method does: it is called from
@@ -604,8 +606,12 @@ class ServingIndex:
         invoked: set[tuple[str, str]] = set()
         #: Methods called on receivers the index cannot resolve (``self.hparams.generator``): any class's.
         anyone: set[str] = set(live)
-        #: Only calls of methods that hold calls need their receivers resolved.
-        callers = {call[5] for call in pending if call[5]}
+        #: Only calls of methods that hold calls need their receivers resolved, and only to those classes:
+        #: their names join the carrier names ``instances`` resolves, so the answer is the same whatever
+        #: else the run has prepared.
+        pairs = {(call[4], call[5]) for call in pending if call[5]}
+        callers = {method for _, method in pairs}
+        self._interesting.update(_short(qual) for qual, _ in pairs)
         changed = True
         while changed:
             changed = False
@@ -617,26 +623,32 @@ class ServingIndex:
                     continue
                 pending.remove(call)
                 changed = True
-                if name in folding and self._reaches(file, refs, carriers):
+                if name in folding and self._call_reaches(file, refs, carriers, family):
                     return True, ""
                 if name in callers:
-                    self._note_invoked(file, refs, name, folding, invoked, anyone)
+                    self._note_invoked(file, refs, name, pairs, invoked, anyone)
         return False, self._blocked(pending, carriers, folding)
 
     def _note_invoked(
-        self, file: Path, refs: tuple[Ref, ...], name: str, folding: set[str], invoked: set[tuple[str, str]], anyone: set[str],
+        self, file: Path, refs: tuple[Ref, ...], name: str, pairs: set[tuple[str, str]], invoked: set[tuple[str, str]],
+        anyone: set[str],
     ) -> None:
         """Record that ``name`` runs on the classes ``refs`` stand for (and their bases), or on any class."""
         receivers = {k for r in refs for k in self.instances(file, r)}
         if not receivers and all(self._unresolved(file, r) for r in refs):
             anyone.add(name)  # ``self.hparams.generator.remove_weight_norm()``: whose, the code does not say
         for key in receivers:
-            invoked.update((k[1], name) for k in (key, *self.bases(key)))
+            invoked.update((k[1], name) for k in (key, *self.bases(key)) if (k[1], name) in pairs)
+
+    def _call_reaches(self, file: Path, refs: tuple[Ref, ...], carriers: set[Key], family: set[Key]) -> bool:
+        """A call's receiver is a carrier; ``self`` in a method of the carriers' classes or their bases counts too."""
+        own = [r for r in refs if r[0] == "self"]
+        return any((file, r[1]) in family for r in own) or self._reaches(file, [r for r in refs if r[0] != "self"], carriers)
 
     def _blocked(self, pending: list[tuple[Path, tuple[Ref, ...], str, int, str, str]], carriers: set[Key], folding: set[str]) -> str:
         """The message's evidence: a removal call on a carrier inside a method that never runs."""
         for file, refs, name, _, caller_class, caller in pending:
-            if name in folding and self._reaches(file, refs, carriers):
+            if name in folding and self._reaches(file, [r for r in refs if r[0] != "self"], carriers):
                 method = f"{_short(caller_class)}.{caller}()"
                 return f"`{method}` calls `.{name}()` on it, but nothing calls `{method}`"
         return ""
