@@ -738,4 +738,7 @@ def test_an_eval_override_folds_only_when_its_flag_is_passed(tmp_path: Path, cal
     """Shape b: ``eval(inference=False)`` folds only under its flag; a plain ``eval()`` leaves the norm live."""
     serve = f"from .model import UnivNet\n\n\ndef load():\n    vocoder = UnivNet()\n    {call}\n    return vocoder\n"
     root = _project(tmp_path, {"voc/__init__.py": "", "voc/model.py": EVAL_OVERRIDE, "voc/serve.py": serve})
-    assert [(name, line) for name, line, _ in _wn110([root / "voc" / "model.py"])] == expected
+    found = _wn110([root / "voc" / "model.py"])
+    assert [(name, line) for name, line, _ in found] == expected
+    for _, _, message in found:
+        assert "`UnivNet.eval()` calls `.remove_weight_norm()` only under `if inference:`, and no call passes `inference=True`" in message

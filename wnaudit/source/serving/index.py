@@ -549,6 +549,7 @@ class ServingIndex:
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
         file, use, reached = sites[0]
         uncalled = self._uncalled(reached, family, folding, live)
+        why = why or self._flag_guarded(family, folding)
         if not why and not uncalled:
             why = (
                 f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
@@ -663,6 +664,19 @@ class ServingIndex:
             if reached:
                 sites.append((file, use, reached))
         return sites
+
+    def _flag_guarded(self, family: set[Key], folding: set[str]) -> str:
+        """The message's evidence: a removal a method of the family makes only under a flag nobody passes."""
+        for key in sorted(family):
+            facts = self.facts(key[0])
+            cls = facts.classes.get(key[1]) if facts is not None else None
+            if facts is None or cls is None:
+                continue
+            for name, method, flag in sorted(facts.guarded_calls):
+                if name in folding and method in cls.methods:
+                    owner = f"{_short(key[1])}.{method}()"
+                    return f"`{owner}` calls `.{name}()` only under `if {flag}:`, and no call passes `{flag}=True`"
+        return ""
 
     def _unresolved(self, file: Path, ref: Ref) -> bool:
         """No project class or function is known to stand behind ``ref`` (not merely: none that carries weight norm)."""
