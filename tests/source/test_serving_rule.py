@@ -496,3 +496,249 @@ def test_the_serving_walk_lets_each_statement_go_before_the_facts_are_linked(mon
     assert alive == []
     assert found.classes["pkg.model.Block"].bases == ("torch.nn.Module",)
     assert [use.what for use in found.inference] == ["`model(...)` under `torch.inference_mode()`"]
+
+
+# -- issue 22: folds through helpers (a), call chains (b), parts an inference entry never runs (c) ------------
+
+HELPERS = """
+from torch.nn.utils.parametrize import remove_parametrizations
+from torch.nn.utils.weight_norm import WeightNorm
+
+
+def remove_weight_norm_recursively(model):
+    for m in model.modules():
+        try:
+            remove_parametrizations(m, "weight")
+        except ValueError:
+            pass
+
+
+def remove_weight_norm_if_exists(module, name="weight"):
+    for k, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            hook.remove(module)
+            del module._forward_pre_hooks[k]
+            return module
+
+
+def fold(net):
+    _fold_again(net, 2)
+
+
+def _fold_again(net, times):
+    if times:
+        fold(net)  # a cycle in the call graph: no fold of its own
+    remove_weight_norm_recursively(net)
+"""
+
+
+@pytest.mark.parametrize("fold", [
+    "    remove_weight_norm_recursively(model)\n",
+    "    for m in model.modules():\n        remove_weight_norm_if_exists(m)\n",
+    "    for _, m in model.named_modules():\n        remove_weight_norm_if_exists(m)\n",
+    "    fold(model)\n",
+    "    model.apply(remove_weight_norm_if_exists)\n",
+    "    remove_weight_norm_recursively(model=model)\n",
+    "    for i, m in enumerate(list(model.modules())):\n        remove_weight_norm_if_exists(m)\n",
+])
+def test_a_fold_through_a_project_helper_in_another_module_folds(voc: Path, fold: str):
+    """Shape a: the helper's summary says it folds the parameter the model is handed as, through loops and cycles."""
+    (voc / "voc" / "utils.py").write_text(HELPERS)
+    (voc / "voc" / "serve.py").write_text(
+        "from .utils import fold, remove_weight_norm_if_exists, remove_weight_norm_recursively\n"
+        + SERVE_UNFOLDED.replace("    model.eval()\n", "    model.eval()\n" + fold)
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+def test_a_helper_that_folds_something_else_is_no_fold(voc: Path):
+    """The helper folds its first parameter; the model is its second."""
+    (voc / "voc" / "utils.py").write_text(HELPERS + "\n\ndef log_and_fold(other, model):\n    fold(other)\n")
+    (voc / "voc" / "serve.py").write_text(
+        "from .utils import log_and_fold\n"
+        + SERVE_UNFOLDED.replace("    model.eval()\n", "    model.eval()\n    log_and_fold(None, model)\n")
+    )
+    assert [(name, line) for name, line, _ in _wn110([voc / "voc" / "model.py"])] == [("model.py", 9)]
+
+
+GAN = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+from torch.nn.utils.parametrize import remove_parametrizations
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))
+
+    def forward(self, mel):
+        return self.conv(mel)
+
+    def remove_weight_norm(self):
+        remove_parametrizations(self.conv, "weight")
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(1, 1, 3, padding=1))
+
+    def forward(self, audio):
+        return self.conv(audio)
+
+
+class GanModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.model_g = Generator()
+        self.model_d = Discriminator()
+
+    def forward(self, mel):
+        return self.model_g(mel)
+
+    def training_step(self, mel, audio):
+        return self.model_d(self(mel)) - self.model_d(audio)
+"""
+
+INFER = """
+import torch
+
+from .gan import GanModule
+
+
+def main(path, mel):
+    model = GanModule()
+    model.load_state_dict(torch.load(path, weights_only=True))
+    model.eval()
+    model.model_g.remove_weight_norm()
+    with torch.no_grad():
+        return model(mel)
+"""
+
+
+def test_discriminators_the_inference_entry_never_runs_are_not_served(tmp_path: Path):
+    """Shape c: contained in the eval()'d module, but ``forward`` reads only ``model_g``."""
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/gan.py": GAN, "voc/infer.py": INFER})
+    assert _wn110([root / "voc" / "gan.py"]) == []
+
+
+def test_discriminators_the_inference_entry_runs_are_served(tmp_path: Path):
+    """Shape c's other side: a ``forward`` that runs the discriminator executes its weight norm."""
+    gan = GAN.replace("        return self.model_g(mel)\n", "        return self.model_d(self.model_g(mel))\n", 1)
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/gan.py": gan, "voc/infer.py": INFER})
+    found = _wn110([root / "voc" / "gan.py"])
+    assert [(name, line) for name, line, _ in found] == [("gan.py", 21)]
+    assert "`voc/infer.py:9` (`model.eval()`)" in found[0][2]
+
+
+def test_a_model_handed_away_counts_whole(tmp_path: Path):
+    """Where the code does not show what runs (the model is returned), everything it holds is served."""
+    infer = INFER.replace("    with torch.no_grad():\n        return model(mel)\n", "    return model\n")
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/gan.py": GAN, "voc/infer.py": infer})
+    assert [(name, line) for name, line, _ in _wn110([root / "voc" / "gan.py"])] == [("gan.py", 21)]
+
+
+CHAIN = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+from torch.nn.utils.parametrize import remove_parametrizations
+
+
+class AMPBlock1(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def remove_weight_norm(self):
+        remove_parametrizations(self.conv, "weight")
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = AMPBlock1()
+
+    def forward(self, x):
+        return self.block(x)
+
+    def remove_weight_norm(self):
+        self.block.remove_weight_norm()
+
+
+class Other(nn.Module):
+    def remove_weight_norm(self):
+        pass
+"""
+
+
+def test_a_removal_chain_the_loader_calls_folds(tmp_path: Path):
+    """Shape b: ``model.remove_weight_norm()`` calls the block's; every block is folded."""
+    serve = "from .model import Model\n\n\ndef load():\n    model = Model()\n    model.remove_weight_norm()\n    return model.eval()\n"
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/model.py": CHAIN, "voc/serve.py": serve})
+    assert _wn110([root / "voc" / "model.py"]) == []
+
+
+def test_a_removal_chain_nothing_calls_is_reported_with_why(tmp_path: Path):
+    """Shape b: the block's removal is called only from ``Model.remove_weight_norm()``; another class's method
+    of the same name being called credits nothing."""
+    serve = (
+        "from .model import Model, Other\n\n\ndef load():\n    model = Model()\n    return model.eval()\n\n\n"
+        "def other():\n    Other().remove_weight_norm()\n"
+    )
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/model.py": CHAIN, "voc/serve.py": serve})
+    found = _wn110([root / "voc" / "model.py"])
+    assert [(name, line) for name, line, _ in found] == [("model.py", 9)]
+    assert "`Model.remove_weight_norm()` calls `.remove_weight_norm()` on it, but nothing calls `Model.remove_weight_norm()`" in found[0][2]
+
+
+@pytest.mark.parametrize("call", ["inference(model=enhancer, mel=mel)", "inference(enhancer, mel)"])
+def test_an_inference_function_that_folds_the_model_it_is_given_folds(voc: Path, call: str):
+    """Shape a one step up: the fold sits in a function that receives the loaded model as a parameter."""
+    (voc / "voc" / "utils.py").write_text(HELPERS)
+    (voc / "voc" / "serve.py").write_text(
+        "from .model import Generator\nfrom .utils import remove_weight_norm_recursively\n\n\n"
+        "def load_enhancer():\n    enhancer = Generator()\n    enhancer.eval()\n    return enhancer\n\n\n"
+        "def inference(model, mel):\n    remove_weight_norm_recursively(model)\n    return model(mel)\n\n\n"
+        f"def enhance(mel):\n    enhancer = load_enhancer()\n    return {call}\n"
+    )
+    assert _wn110([voc / "voc" / "model.py"]) == []
+
+
+EVAL_OVERRIDE = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+from torch.nn.utils.parametrize import remove_parametrizations
+
+
+class UnivNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def eval(self, inference=False):
+        super().eval()
+        if inference:  # not while validating in the training loop
+            self.remove_weight_norm()
+        return self
+
+    def remove_weight_norm(self):
+        remove_parametrizations(self.conv, "weight")
+"""
+
+
+@pytest.mark.parametrize("call, expected", [("vocoder.eval()", [("model.py", 9)]), ("vocoder.eval(inference=True)", [])])
+def test_an_eval_override_folds_only_when_its_flag_is_passed(tmp_path: Path, call: str, expected: list):
+    """Shape b: ``eval(inference=False)`` folds only under its flag; a plain ``eval()`` leaves the norm live."""
+    serve = f"from .model import UnivNet\n\n\ndef load():\n    vocoder = UnivNet()\n    {call}\n    return vocoder\n"
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/model.py": EVAL_OVERRIDE, "voc/serve.py": serve})
+    found = _wn110([root / "voc" / "model.py"])
+    assert [(name, line) for name, line, _ in found] == expected
+    for _, _, message in found:
+        assert "`UnivNet.eval()` calls `.remove_weight_norm()` only under `if inference:`, and no call passes `inference=True`" in message

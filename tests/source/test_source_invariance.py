@@ -123,6 +123,11 @@ def _findings(paths: list[Path]) -> dict[str, list[tuple]]:
            ("choice", 0, "legacy", 0, False, "method", 1, False), ("choice", 1, "legacy", 0, False, "fold", -1, False)],
     others=[("choice", 0, "legacy", 0, False, "fold", 0, False), ("choice", 0, "legacy", 0, False, "fold", 0, False)],
 )
+@example(  # a removal method called on an instance of a base class: not a fold of the subclass, whatever is linted
+    specs=[("choice", 0, "legacy", 0, False, "fold", 0, False), ("choice", 0, "legacy", 0, False, "method", 0, True),
+           ("choice", 0, "legacy", 0, False, "serve", 1, False)],
+    others=[("choice", 0, "legacy", 0, False, "fold", 0, False), ("choice", 0, "legacy", 0, False, "fold", 0, False)],
+)
 def test_findings_of_a_file_depend_only_on_it_and_its_imports(specs, others):
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)

@@ -48,7 +48,7 @@ from .syntax_cache import digest_of
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = 2
+_FORMAT = 3
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -112,6 +112,7 @@ class Verdict(NamedTuple):
     kind: str  # "mode", "capture" or "call" (``serving.facts.Use.kind``)
     uncalled: str  # ``Class.method`` of a removal method nothing calls ("": none)
     where: str  # the serving file as the message names it (relative to the project)
+    why: str = ""  # why a candidate fold does not count (``index.Served.why``)
 
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.

@@ -34,6 +34,53 @@ _GENERATOR = (
     "    def forward(self, x):\n"
     "        return self.conv(x)\n"
 )
+_DISCRIMINATOR = (
+    "class Discriminator(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(1, 1, 3, padding=1))\n\n"
+    "    def forward(self, audio):\n"
+    "        return self.conv(audio)\n"
+)
+_BLOCKS = (
+    "class Block(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))\n\n"
+    "    def forward(self, x):\n"
+    "        return self.conv(x)\n\n"
+    "    def remove_weight_norm(self):\n"
+    "        torch.nn.utils.parametrize.remove_parametrizations(self.conv, \"weight\")\n\n\n"
+    "class Vocoder(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.blocks = nn.ModuleList([Block(), Block()])\n\n"
+    "    def forward(self, x):\n"
+    "        for block in self.blocks:\n"
+    "            x = block(x)\n"
+    "        return x\n\n"
+    "    def remove_weight_norm(self):\n"
+    "        for block in self.blocks:\n"
+    "            block.remove_weight_norm()\n"
+)
+_CHAIN = (
+    "class Block(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))\n\n"
+    "    def forward(self, x):\n"
+    "        return self.conv(x)\n\n"
+    "    def remove_weight_norm(self):\n"
+    "        torch.nn.utils.parametrize.remove_parametrizations(self.conv, \"weight\")\n\n\n"
+    "class Vocoder(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.block = Block()\n\n"
+    "    def forward(self, x):\n"
+    "        return self.block(x)\n\n"
+    "    def remove_weight_norm(self):\n"
+    "        self.block.remove_weight_norm()\n\n\n"
+)
 _FIXED_HEADER = _HEADER.replace("weight_norm\n\n\n", "weight_norm\nimport wnaudit\n\n\n")
 _REMOVAL_METHOD = (
     "\n    def remove_weight_norm(self):\n"
@@ -79,6 +126,69 @@ class NeverFoldedWeightNorm(Rule):
             "    with torch.inference_mode():\n"
             "        return model(mel)\n"
         ),
+        # Shape a (issue 22): folded through a project helper that loops over ``modules()``, tolerating
+        # modules without weight norm.
+        Valid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def remove_weight_norm_recursively(model):\n"
+            "    for m in model.modules():\n"
+            "        try:\n"
+            "            torch.nn.utils.parametrize.remove_parametrizations(m, \"weight\")\n"
+            "        except ValueError:\n"
+            "            pass\n\n\n"
+            "def inference(path):\n"
+            "    model = Generator()\n"
+            "    model.load_state_dict(torch.load(path, weights_only=True))\n"
+            "    model = model.eval()\n"
+            "    remove_weight_norm_recursively(model)\n"
+            "    return model\n"
+        ),
+        # Shape a: each module handed to a helper that removes a ``WeightNorm`` hook it finds.
+        Valid(
+            _HEADER.replace("parametrizations import weight_norm", "weight_norm import WeightNorm, weight_norm")
+            + _GENERATOR + "\n\n"
+            "def remove_weight_norm_if_exists(module, name=\"weight\"):\n"
+            "    for k, hook in module._forward_pre_hooks.items():\n"
+            "        if isinstance(hook, WeightNorm) and hook.name == name:\n"
+            "            hook.remove(module)\n"
+            "            del module._forward_pre_hooks[k]\n"
+            "            return module\n\n\n"
+            "def load(path):\n"
+            "    net_g = Generator()\n"
+            "    net_g.eval()\n"
+            "    for m in net_g.modules():\n"
+            "        remove_weight_norm_if_exists(m)\n"
+            "    return net_g\n"
+        ),
+        # Shape b: the model's removal method calls each block's, and the loader calls the model's.
+        Valid(
+            _HEADER + _BLOCKS + "\n\n"
+            "def load():\n"
+            "    vocoder = Vocoder()\n"
+            "    vocoder.remove_weight_norm()\n"
+            "    return vocoder.eval()\n"
+        ),
+        # Shape c: the discriminators sit in the eval()'d training module, but inference runs only the generator
+        # (which it folds): they never execute at inference.
+        Valid(
+            _HEADER + _DISCRIMINATOR + "\n\n" + _GENERATOR + _REMOVAL_METHOD + "\n\n"
+            "class GanModule(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.model_g = Generator()\n"
+            "        self.model_d = Discriminator()\n\n"
+            "    def forward(self, mel):\n"
+            "        return self.model_g(mel)\n\n"
+            "    def training_step(self, mel, audio):\n"
+            "        return self.model_d(self(mel)) - self.model_d(audio)\n\n\n"
+            "def main(path, mel):\n"
+            "    model = GanModule()\n"
+            "    model.load_state_dict(torch.load(path, weights_only=True))\n"
+            "    model.eval()\n"
+            "    model.model_g.remove_weight_norm()\n"
+            "    with torch.no_grad():\n"
+            "        return model(mel)\n"
+        ),
         # Folded once after loading.
         Valid(
             _HEADER + "import wnaudit\n\n\n" + _GENERATOR + "\n\n"
@@ -90,6 +200,18 @@ class NeverFoldedWeightNorm(Rule):
         ),
     )
     INVALID = (
+        # Shape b (issue 22): the block's removal is called only from the vocoder's, which nothing calls.
+        Invalid(
+            _HEADER + _CHAIN + "def load():\n"
+            "    vocoder = Vocoder()\n"
+            "    vocoder.eval()\n"
+            "    return vocoder\n",
+            _FIXED_HEADER + _CHAIN + "def load():\n"
+            "    vocoder = Vocoder()\n"
+            "    vocoder.eval()\n"
+            "    wnaudit.fold_weight_norm(vocoder)\n"
+            "    return vocoder\n",
+        ),
         # The removal method exists but nothing calls it.
         Invalid(
             _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
@@ -197,12 +319,14 @@ def _verdict(index: ServingIndex, file: Path, unit: str, line: int) -> Verdict |
         where = served.file.relative_to(root).as_posix()
     except ValueError:
         where = served.file.name
-    return Verdict(str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled, where)
+    return Verdict(str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled, where, served.why)
 
 
 def _message(verdict: Verdict) -> str:
     text = f"weight norm applied here stays live at `{verdict.where}:{verdict.line}` ({verdict.what})"
-    if verdict.uncalled:
+    if verdict.why:
+        text += f"; {verdict.why}"
+    elif verdict.uncalled:
         text += f"; `{verdict.uncalled}` exists but nothing calls it"
     if verdict.kind == "capture":
         text += "; the exported or compiled artifact (torch.export program, AOTInductor package, torch.compile) keeps computing the norm on every call"

@@ -23,7 +23,8 @@ from typing import Iterable
 from ...core import catalogue
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
-#: ``("new", dotted)``, ``("attr", class qualname, attribute)`` or ``("sub", attribute, *ref)`` (a member of a model).
+#: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model)
+#: or ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass).
 Ref = tuple[str, ...]
 
 _REMOVERS = frozenset(
@@ -33,6 +34,12 @@ _FOLDS = _REMOVERS | frozenset(catalogue.FOLDING_APIS)
 _CAPTURES = frozenset(catalogue.INFERENCE_CAPTURES)
 _CONTEXTS = frozenset(catalogue.INFERENCE_CONTEXTS)
 _MAX_DEPTH = 16
+#: ``for m in model.modules():``: each ``m`` is the model or one of its parts (``named_*`` yield pairs).
+_MODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
+_ITERATION_WRAPPERS = frozenset({"list", "tuple", "reversed", "enumerate"})
+#: Builtins that only look at what they are given: handing a model to them runs none of it.
+_LOOKERS = frozenset({"isinstance", "hasattr", "print", "len", "type", "id", "repr", "str", "callable"})
+_HOOK_CLASSES = frozenset(s.implementation for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM)
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,12 @@ class Use:
     target: str = ""
     #: "mode" (``eval()``-style: fold after it), "capture" or "call" (compiled, traced, run: fold before it).
     kind: str = "mode"
+    #: What the code around the site does with the model (its function; the class for ``self.<name>``):
+    #: ``name`` for a member read, ``name()`` for a method called, ``()`` for the model called itself.
+    #: WN110 asks which of the model's parts the inference entry executes (issue 22, shape c).
+    members: tuple[str, ...] = ()
+    #: The model leaves that code (returned, handed to a call, stored): anything may run it.
+    whole: bool = True
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,11 @@ class HelperCall:
     callee: tuple[str, ...]
     refs: tuple[Ref, ...]
     scope: int
+    #: The positional argument the model is passed as (-1: unknown), so the helper's summary can say
+    #: whether it folds that parameter.
+    position: int = -1
+    #: The keyword the model is passed by ("": positional).
+    keyword: str = ""
 
 
 @dataclass
@@ -71,6 +89,9 @@ class Body:
     folds: bool = False
     #: Attribute names it calls (``self.fold()``, ``layer.remove_weight_norm()``).
     calls: set[str] = field(default_factory=set)
+    #: Those of ``calls`` made only under ``if flag:`` on a parameter that defaults to false: what the
+    #: method folds without its flag leaves them out (shape b: ``eval(self, inference=False)``).
+    guarded: set[str] = field(default_factory=set)
     #: Qualified names of the functions it calls (a fold helper makes it fold).
     callees: set[str] = field(default_factory=set)
     #: Instances it returns (a loader function returning a model).
@@ -82,6 +103,24 @@ class Body:
     end_line: int = 0
     #: ``self.eval()`` / ``self.requires_grad_(False)`` in this method (in ``__init__``: the class serves itself).
     evaluates_self: Use | None = None
+    # What the body does to its parameters, for the summaries ``effects.py`` builds bottom-up (issue 22, shape a).
+    #: Positional parameter names (``self`` first for a method).
+    params: list[str] = field(default_factory=list)
+    #: Parameters a remover or fold API is applied to (or to each of their ``modules()``).
+    param_folds: set[int] = field(default_factory=set)
+    #: (callee names, argument position, parameter): a parameter handed on to a project function.
+    param_passes: list[tuple[tuple[str, ...], int, int]] = field(default_factory=list)
+    #: (callee names, keyword, parameter): the same, passed by keyword.
+    param_keyword_passes: list[tuple[tuple[str, ...], str, int]] = field(default_factory=list)
+    #: (method name, parameter): a method called on a parameter or on each of its ``modules()``.
+    param_methods: list[tuple[str, int]] = field(default_factory=list)
+    #: Parameters handed to ``hook.remove(...)``; a fold when the body checks for the ``WeightNorm`` hook.
+    hook_removes: set[int] = field(default_factory=set)
+    checks_hook: bool = False
+    #: Members of ``self`` the body reads (``name``) or calls (``name()``); ``super().name()`` counts as ``name()``.
+    self_members: set[str] = field(default_factory=set)
+    #: ``self`` handed to a call or stored: what the body runs of it is not known.
+    self_escapes: bool = False
 
 
 @dataclass
@@ -94,6 +133,9 @@ class ClassFacts:
     #: ``self.<attribute> = <model>`` anywhere in the class: attribute -> instance references.
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
     methods: dict[str, Body] = field(default_factory=dict)
+    #: Names the class calls other than as the whole value of a ``self.<attribute> = ...`` assignment:
+    #: a carrier built that way cannot be traced to one attribute (shape c).
+    loose: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -108,10 +150,18 @@ class ServingFacts:
     inference: list[Use] = field(default_factory=list)
     folds: list[Use] = field(default_factory=list)
     helper_calls: list[HelperCall] = field(default_factory=list)
-    #: ``<model>.<method>(...)``: (instance references, method name, scope).
-    method_calls: list[tuple[tuple[Ref, ...], str, int]] = field(default_factory=list)
+    #: ``<model>.<method>(...)``: (instance references, method name, scope, calling class, calling method);
+    #: the class and method are "" outside methods.  A call inside a method counts only when that method
+    #: is itself called (shape b: ``Model.remove_weight_norm()`` calling each block's).
+    method_calls: list[tuple[tuple[Ref, ...], str, int, str, str]] = field(default_factory=list)
     #: Every attribute call: (method name called, the method it is called from, or "" outside methods).
     attribute_calls: set[tuple[str, str]] = field(default_factory=set)
+    #: The same under ``if <flag>:`` where ``flag`` is a parameter of the method defaulting to a false value
+    #: (method name called, calling method, flag): it runs only when a call passes the flag (shape b:
+    #: ``def eval(self, inference=False): ... if inference: self.remove_weight_norm()``).
+    guarded_calls: set[tuple[str, str, str]] = field(default_factory=set)
+    #: ``x.<method>(..., <keyword>=<true constant>)``: (method, keyword) for every such call.
+    flag_calls: set[tuple[str, str]] = field(default_factory=set)
     #: Functions that train (an optimizer, ``backward()``, ``train()``): their ``eval()`` is validation.
     training_scopes: set[int] = field(default_factory=set)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
@@ -145,11 +195,32 @@ class _Walker(ast.NodeVisitor):
         #: Work for after the walk, when every binding is known: (kind, node, frame, extra).
         self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
+        #: What code does with a name or ``self.<name>``: (function number or class, key) -> members used.
+        self.usage: dict[tuple[object, str], set[str]] = {}
+        #: (function number or class, key) where the model leaves the code (returned, passed, stored).
+        self.escaped: set[tuple[object, str]] = set()
+        #: ids of nodes read as the value of an attribute or called: not an escape.
+        self._consumed: set[int] = set()
+        self._called: set[int] = set()
+        #: ids of calls whose value is dropped (an expression statement: ``model.eval()`` on its own line).
+        self._dropped: set[int] = set()
+        #: ids of calls that are the whole value of ``self.<attribute> = ...``.
+        self.direct_attr_calls: set[int] = set()
+        #: id of a function's scope -> its body (parameters are looked up there).
+        self.param_scopes: dict[int, Body] = {}
+        #: The numbers of the functions the walk is inside, innermost last (a closure's use counts for all).
+        self._numbers: list[int] = [0]
+        #: Function number -> its parameters whose default is a false constant; the flag guarding the code now.
+        self._false_flags: dict[int, set[str]] = {}
+        self._guard = ""
 
     def walk(self, tree: ast.Module) -> None:
         """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
         for statement in tree.body:
             self.visit(statement)
+            self._consumed.clear()  # ids of freed nodes may come back
+            self._called.clear()
+            self._dropped.clear()
 
     # -- bindings ---------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -173,6 +244,8 @@ class _Walker(ast.NodeVisitor):
             and frame.class_qual is not None and target.value.id == frame.self_name and value is not None
         ):
             self.pending.append(("attr", value, frame, target.attr))
+            if isinstance(value, ast.Call):
+                self.direct_attr_calls.add(id(value))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -195,12 +268,17 @@ class _Walker(ast.NodeVisitor):
         self._bind(node.target, node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        target, model = _module_loop(node)
         self._bind(node.target, None)
+        if target is not None and model is not None:
+            self._bind(target, model)  # each part is the model as far as folds and helpers go
         self.generic_visit(node)
 
     visit_AsyncFor = visit_For  # type: ignore[assignment]
 
     def visit_Return(self, node: ast.Return) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id == self.frame.self_name:
+            self._consumed.add(id(node.value))  # ``return self`` (``eval()``, ``to()`` overrides) runs nothing
         if node.value is not None:
             self.visit(node.value)
             if self.frame.body is not None:
@@ -244,11 +322,32 @@ class _Walker(ast.NodeVisitor):
             if arg is not None:
                 scope.bind(arg.arg, ("opaque",))
         frame = _Frame(scope, self.functions, body, outer.class_qual, self_name, method, outer.under)
+        if body is not None and body is not outer.body:
+            body.params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+            self.param_scopes[id(scope)] = body
         self.frame = frame
         self.pending.append(("decorators", list(node.decorator_list), frame, None))
+        self._numbers.append(self.functions)
+        self._false_flags[self.functions] = _false_defaults(node.args)
+        guard, self._guard = self._guard, ""
         for statement in node.body:
             self.visit(statement)
+        self._guard = guard
+        self._numbers.pop()
         self.frame = outer
+
+    def visit_If(self, node: ast.If) -> None:
+        """``if flag:`` on a parameter defaulting to a false value: the body runs only when a caller passes it."""
+        test = node.test
+        self.visit(test)
+        flag = test.id if isinstance(test, ast.Name) and test.id in self._false_flags.get(self.frame.number, ()) else ""
+        guard = self._guard
+        self._guard = guard or flag
+        for statement in node.body:
+            self.visit(statement)
+        self._guard = guard
+        for statement in node.orelse:
+            self.visit(statement)
 
     def _function_body(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, outer: _Frame
@@ -299,8 +398,73 @@ class _Walker(ast.NodeVisitor):
     visit_AsyncWith = visit_With  # type: ignore[assignment]
 
     def visit_Call(self, node: ast.Call) -> None:
-        self.pending.append(("call", node, self.frame, None))
+        self.pending.append(("call", node, self.frame, self._guard))
+        func = node.func
+        self._consumed.add(id(func))
+        self._called.add(id(func))
+        self._use(func, "()")
+        if isinstance(func, ast.Attribute) and _is_super(func.value) and self.frame.body is not None:
+            self.frame.body.self_members.add(f"{func.attr}()")
+        if isinstance(func, ast.Name) and func.id in _LOOKERS:
+            self._consumed.update(id(arg) for arg in node.args)
+        if id(node) not in self._consumed and id(node) not in self._dropped:
+            root: ast.expr = node
+            while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
+                root = root.func.value
+            if root is not node:
+                self._escape(root)  # ``return model.eval()``, ``net = model.to(device)``: the model goes on elsewhere
         self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self._dropped.add(id(node.value))
+        self.generic_visit(node)
+
+    # -- what code does with a model (which parts an inference entry runs) -------------------
+    def _key(self, node: ast.expr) -> str | None:
+        """``model`` or ``self.<name>`` (``self`` as the method spells it), else None."""
+        if isinstance(node, ast.Name):
+            return "self" if node.id == self.frame.self_name else node.id
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.frame.self_name:
+            return f"self.{node.attr}"
+        return None
+
+    def _places(self, key: str) -> list[object]:
+        """The function (and the functions around it, for a closure's use) and, for ``self.<name>``, the class."""
+        numbers = self._numbers
+        places: list[object] = [numbers[-1]] if len(numbers) <= 2 else list(numbers[1:])
+        if key.startswith("self.") and self.frame.class_qual is not None:
+            places.append(self.frame.class_qual)
+        return places
+
+    def _use(self, node: ast.expr, member: str) -> None:
+        key = self._key(node)
+        if key is None:
+            return
+        for place in self._places(key):
+            self.usage.setdefault((place, key), set()).add(member)
+        if key == "self" and self.frame.body is not None and member != "()":
+            self.frame.body.self_members.add(member)
+
+    def _escape(self, node: ast.expr) -> None:
+        key = self._key(node)
+        if key is None:
+            return
+        for place in self._places(key):
+            self.escaped.add((place, key))
+        if key == "self" and self.frame.body is not None:
+            self.frame.body.self_escapes = True
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._consumed.add(id(node.value))
+        if isinstance(node.ctx, ast.Load):
+            self._use(node.value, f"{node.attr}()" if id(node) in self._called else node.attr)
+            if id(node) not in self._consumed:
+                self._escape(node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load) and id(node) not in self._consumed:
+            self._escape(node)
 
 
 class _Linker:
@@ -311,6 +475,8 @@ class _Linker:
         self.facts = walker.facts
         self.resolver = Resolver(walker.module_scope, walker.star)
         self._active: set[tuple[int, str]] = set()
+        #: id of a body -> (the body, attribute names it calls outside any flag guard).
+        self._unguarded: dict[int, tuple[Body, set[str]]] = {}
 
     def names(self, node: ast.AST, frame: _Frame) -> frozenset[str]:
         return self.resolver.expr(node, frame.scope)
@@ -326,6 +492,8 @@ class _Linker:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if frame.class_qual is not None and node.value.id == frame.self_name:
                 return (("attr", frame.class_qual, node.attr),)
+            # ``model_g = model.model_g``: a member of a model (shape b: ``model_g.dec.remove_weight_norm()``).
+            return self.member_refs(node, frame, depth + 1)
         if isinstance(node, (ast.IfExp,)):
             return self.refs(node.body, frame, depth + 1) + self.refs(node.orelse, frame, depth + 1)
         if isinstance(node, ast.NamedExpr):
@@ -391,7 +559,7 @@ class _Linker:
     def run(self) -> ServingFacts:
         for kind, node, frame, extra in self.walker.pending:
             if kind == "call":
-                self._call(node, frame)  # type: ignore[arg-type]
+                self._call(node, frame, str(extra or ""))  # type: ignore[arg-type]
             elif kind in ("with", "decorators"):
                 self._under(node, frame)  # type: ignore[arg-type]
             elif kind == "attr":
@@ -402,6 +570,8 @@ class _Linker:
             elif kind == "bases":
                 assert isinstance(extra, ClassFacts)
                 extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
+        for body, names in self._unguarded.values():
+            body.guarded -= names  # called both ways: it may run without the flag
         self._exports()
         self.facts.star_modules = tuple(self.walker.star)
         return self.facts
@@ -448,14 +618,16 @@ class _Linker:
         if cached:
             self.facts.folding_scopes.add(inner.number)
 
-    def _call(self, node: ast.Call, frame: _Frame) -> None:
+    def _call(self, node: ast.Call, frame: _Frame, guard: str = "") -> None:
         """Record what one call says: callees, training, a fold, a helper given a model, an inference site."""
         func = node.func
         names = self.names(func, frame)
-        self._note_callees(func, names, frame)
+        self._note_callees(node, names, frame, guard)
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_scopes.add(frame.number)
+        if frame.body is not None:
+            self._note_parameters(node, names, frame, frame.body)
         if self._folds(node, names, first, frame):
             return
         receiver = self.model_refs(func.value, frame) if isinstance(func, ast.Attribute) else ()
@@ -468,24 +640,118 @@ class _Linker:
             return
         if receiver and isinstance(func, ast.Attribute):
             # ``model.dec.remove_weight_norm()`` is about ``model.dec``: the member, where it is known.
-            self.facts.method_calls.append((self.member_refs(func.value, frame) or receiver, func.attr, frame.number))
+            self.facts.method_calls.append((
+                self.member_refs(func.value, frame) or receiver, func.attr, frame.number,
+                (frame.class_qual or "") if frame.method else "", frame.method,
+            ))
         self._call_under_context(node, func, receiver, frame)
 
-    def _note_callees(self, func: ast.expr, names: frozenset[str], frame: _Frame) -> None:
+    def _note_callees(self, node: ast.Call, names: frozenset[str], frame: _Frame, guard: str = "") -> None:
         """What the enclosing function and class call: the project names, and the attribute names."""
+        func = node.func
         body = frame.body
         if isinstance(func, ast.Attribute) and not any(n.partition(".")[0] in API_ROOTS for n in names):
-            # ``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
-            # A call on a known model counts for that model only (``method_calls``); one on anything else
-            # (a loop over ``modules()``, a parameter) may reach any class with a method of that name.
-            if not self.model_refs(func.value, frame):
-                self.facts.attribute_calls.add((func.attr, frame.method))
-            if body is not None:
-                body.calls.add(func.attr)
+            self._note_method_call(node, func, frame, guard)
         if body is not None:
             body.callees.update(n for n in names if n.partition(".")[0] not in API_ROOTS)
         if frame.class_qual is not None and frame.class_qual in self.facts.classes:
-            self.facts.classes[frame.class_qual].builds.update(names)
+            cls = self.facts.classes[frame.class_qual]
+            cls.builds.update(names)
+            if id(node) not in self.walker.direct_attr_calls:
+                cls.loose.update(names)
+
+    def _note_method_call(self, node: ast.Call, func: ast.Attribute, frame: _Frame, guard: str) -> None:
+        """``layer.remove_weight_norm()``: a method call (``nn.utils.remove_weight_norm(x)`` is torch's function).
+
+        A call on ``self`` counts for this class and its subclasses; one on a
+        known model for that model only (``method_calls``); one on anything else
+        (a loop over ``modules()``, a parameter) may reach any class with a
+        method of that name; one under a false-by-default flag only where a
+        call passes the flag.
+        """
+        body = frame.body
+        on_self = isinstance(func.value, ast.Name) and func.value.id == frame.self_name and frame.class_qual is not None
+        if on_self and not guard and frame.method:
+            qual = frame.class_qual or ""
+            self.facts.method_calls.append(((("self", qual),), func.attr, frame.number, qual, frame.method))
+        elif not self.model_refs(func.value, frame):
+            if guard and frame.method:
+                self.facts.guarded_calls.add((func.attr, frame.method, guard))
+            else:
+                self.facts.attribute_calls.add((func.attr, frame.method))
+        self.facts.flag_calls.update((func.attr, k.arg) for k in node.keywords if k.arg and _is_true(k.value))
+        if body is not None:
+            body.calls.add(func.attr)
+            if guard:
+                body.guarded.add(func.attr)
+            else:
+                self._unguarded.setdefault(id(body), (body, set()))[1].add(func.attr)
+
+    # -- what a function does to its parameters ---------------------------------------------
+    def _param_index(self, node: ast.expr | None, frame: _Frame, depth: int = 0) -> int | None:
+        """The position of the function parameter ``node`` is (or iterates the ``modules()`` of), else None."""
+        body = frame.body
+        if body is None or depth > 4:
+            return None
+        while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in catalogue.SELF_RETURNING_METHODS:
+            node = node.func.value
+        if not isinstance(node, ast.Name):
+            return None
+        scope: Scope | None = frame.scope
+        while scope is not None and node.id not in scope.bindings:
+            scope = scope.parent
+        if scope is None or self.walker.param_scopes.get(id(scope)) is not body:
+            return None
+        for value, where in self.walker.values.get((id(scope), node.id), ()):
+            if not (isinstance(value, ast.Name) and value.id == node.id):
+                return self._param_index(value, where, depth + 1)  # ``for m in model.modules()``, ``net = model``
+        return body.params.index(node.id) if node.id in body.params else None
+
+    def _note_parameters(self, node: ast.Call, names: frozenset[str], frame: _Frame, body: Body) -> None:
+        """A fold, a helper or a method applied to one of the function's parameters (``effects.py`` sums them up)."""
+        func = node.func
+        args = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if isinstance(func, ast.Name) and func.id == "isinstance" and len(args) == 2:
+            body.checks_hook |= bool(self.names(args[1], frame) & _HOOK_CLASSES)
+            return
+        indexes = [self._param_index(a, frame) for a in args]
+        if names & _FOLDS:
+            if indexes and indexes[0] is not None:
+                body.param_folds.add(indexes[0])
+            return
+        if isinstance(func, ast.Attribute) and self._note_method_on_parameter(func, args, indexes, frame, body):
+            return
+        project = tuple(sorted(n for n in names if n.partition(".")[0] not in API_ROOTS))
+        if project:
+            self._note_passes(node, project, indexes, frame, body)
+
+    def _note_method_on_parameter(
+        self, func: ast.Attribute, args: list[ast.expr], indexes: list[int | None], frame: _Frame, body: Body,
+    ) -> bool:
+        """``param.apply(fn)``, ``param.remove_weight_norm()``, ``hook.remove(param)`` (True: fully recorded)."""
+        receiver = self._param_index(func.value, frame)
+        if func.attr == "apply" and receiver is not None and args:
+            applied = self.names(args[0], frame)
+            if applied & _FOLDS:
+                body.param_folds.add(receiver)
+            elif applied:
+                body.param_passes.append((tuple(sorted(applied)), 0, receiver))
+            return True
+        if receiver is not None:
+            body.param_methods.append((func.attr, receiver))
+        if func.attr == "remove" and indexes and indexes[0] is not None:
+            body.hook_removes.add(indexes[0])  # ``hook.remove(module)`` of a ``WeightNorm`` hook
+        return False
+
+    def _note_passes(self, node: ast.Call, project: tuple[str, ...], indexes: list[int | None], frame: _Frame, body: Body) -> None:
+        """Parameters handed on to a project function, by position or by keyword."""
+        for position, index in enumerate(indexes):
+            if index is not None:
+                body.param_passes.append((project, position, index))
+        for keyword in node.keywords:
+            index = self._param_index(keyword.value, frame) if keyword.arg else None
+            if keyword.arg and index is not None:
+                body.param_keyword_passes.append((project, keyword.arg, index))
 
     def _folds(self, node: ast.Call, names: frozenset[str], first: ast.expr | None, frame: _Frame) -> bool:
         """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""
@@ -506,16 +772,23 @@ class _Linker:
             self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), receiver, frame.number), frame)
             return True
         if applied:
-            self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number))
+            self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number, 0))
             if frame.body is not None:
                 frame.body.callees.update(applied)
         return False
 
     def _note_model_arguments(self, node: ast.Call, names: frozenset[str], frame: _Frame) -> None:
-        """``fold_all(model)``: a project function handed a model may fold it."""
-        arg_refs = [ref for arg in node.args if not isinstance(arg, ast.Starred) for ref in self.model_refs(arg, frame)]
-        if arg_refs:
-            self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), tuple(arg_refs), frame.number))
+        """``fold_all(model)``: a project function handed a model may fold it (one record per argument)."""
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            refs = self.model_refs(arg, frame)
+            if refs:
+                self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, position))
+        for keyword in node.keywords:
+            refs = self.model_refs(keyword.value, frame) if keyword.arg else ()
+            if keyword.arg and refs:
+                self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, -1, keyword.arg))
 
     def _inference_method(self, node: ast.Call, func: ast.Attribute, frame: _Frame) -> bool:
         """``model.eval()``, ``model.requires_grad_(False)``: an inference site (True: the call is fully recorded)."""
@@ -526,7 +799,8 @@ class _Linker:
             return False
         line, column = node.lineno, node.col_offset + 1
         refs = self.model_refs(func.value, frame)
-        site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value))
+        members, whole = self._usage(func.value, frame)
+        site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value), "mode", members, whole)
         body = frame.body
         if body is not None:
             self._note_method_evaluates(node, func, site, body, frame)
@@ -565,15 +839,59 @@ class _Linker:
             return
         written = ast.unparse(func)
         model = ast.unparse(func.value) if isinstance(func, ast.Attribute) and receiver else written
-        self.facts.inference.append(
-            Use(node.lineno, node.col_offset + 1, f"`{written}(...)` under `{frame.under}`", called, frame.number, model, "call")
-        )
+        members, whole = self._usage(func, frame)
+        self.facts.inference.append(Use(
+            node.lineno, node.col_offset + 1, f"`{written}(...)` under `{frame.under}`", called, frame.number, model, "call",
+            members, whole,
+        ))
+
+    def _usage(self, node: ast.expr, frame: _Frame) -> tuple[tuple[str, ...], bool]:
+        """What the code around a site does with its model's root (``model`` of ``model.dec``; ``self.<name>``)."""
+        root = node
+        while True:
+            if isinstance(root, ast.Attribute) and not (isinstance(root.value, ast.Name) and root.value.id == frame.self_name):
+                root = root.value
+            elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
+                root = root.func.value
+            else:
+                break
+        if isinstance(root, ast.Name):
+            key = "self" if root.id == frame.self_name else root.id
+            place: object = frame.number
+        elif isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and frame.class_qual is not None:
+            key, place = f"self.{root.attr}", frame.class_qual
+        else:
+            return (), True
+        members = tuple(sorted(self.walker.usage.get((place, key), ())))
+        return members, (place, key) in self.walker.escaped or not members
 
     def _fold(self, use: Use, frame: _Frame) -> None:
         self.facts.folds.append(use)
         self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
+
+
+def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.expr | None]:
+    """``for m in model.modules():`` -> (``m``, ``model``); ``named_modules()`` and ``enumerate`` bind the second name.
+
+    ``list(...)``, ``tuple(...)`` and ``reversed(...)`` around the iterator change nothing.
+    """
+    call = node.iter
+    pairs = 0
+    while isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in _ITERATION_WRAPPERS and call.args:
+        pairs += call.func.id == "enumerate"
+        call = call.args[0]
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _MODULE_ITERATORS):
+        return None, None
+    target: ast.expr | None = node.target
+    for _ in range(pairs + call.func.attr.startswith("named_")):
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
+    return (target, call.func.value) if isinstance(target, ast.Name) else (None, None)
+
+
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 def _trains(node: ast.Call, names: frozenset[str]) -> bool:
@@ -584,6 +902,14 @@ def _trains(node: ast.Call, names: frozenset[str]) -> bool:
     if not isinstance(func, ast.Attribute):
         return False
     return func.attr in catalogue.TRAINING_METHODS or (func.attr == "train" and (not node.args or _is_true(node.args[0])))
+
+
+def _false_defaults(args: ast.arguments) -> set[str]:
+    """Parameters whose default is ``False``, ``None`` or ``0``."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and not d.value}
 
 
 def _is_true(node: ast.expr) -> bool:

@@ -23,11 +23,13 @@ def _facts(value: Any) -> ServingFacts:
     return _CODEC.decode(value, ServingFacts)  # type: ignore[no-any-return]
 
 
+#: Bumped when what ``facts.py`` records changes (2: parameter effects, what code uses of a model).
+_VERSION = 2
 SERVING_FACTS = Kind("serving", sharded=False, check=_facts)
 
 
 def facts_key(digest: bytes, module: str, is_package: bool) -> str:
-    return key_of("serving-facts", digest.hex(), module, is_package)
+    return key_of("serving-facts", _VERSION, digest.hex(), module, is_package)
 
 
 def load(cache: SummaryCache, key: str) -> ServingFacts | None:

@@ -31,6 +31,7 @@ from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
+from .effects import ClassView, FoldSummaries
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
 from .walk import is_test_file, project_files, skipped
 
@@ -60,6 +61,8 @@ class Served:
     uncalled: str = ""
     #: The class the application belongs to, as the message names it.
     owner: str = ""
+    #: Why a candidate fold does not count (``Vocoder.remove_weight_norm()`` folds it, but nothing calls that).
+    why: str = ""
 
 
 @dataclass
@@ -110,6 +113,8 @@ class ServingIndex:
         self._fold_helpers: dict[Path, frozenset[str]] = {}
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
+        #: What each project function does to the models it is given (``effects.py``).
+        self.summaries = FoldSummaries(self._function, self._resolved_all)
 
     # -- files ----------------------------------------------------------------------
     def facts(self, path: Path) -> ServingFacts | None:
@@ -298,6 +303,8 @@ class ServingIndex:
             out = self._member_instances(file, ref, depth)
         elif ref[0] == "attr":
             out = self._attribute_instances(file, ref[1], ref[2], depth)
+        elif ref[0] == "self":
+            out = {(file, ref[1])} if self._class((file, ref[1])) is not None else set()
         else:
             out = set()
         result = frozenset(out)
@@ -530,15 +537,25 @@ class ServingIndex:
                 continue
             if self._folded_in(file, facts, carriers, folding):
                 return None  # folded on the way
-            sites.extend(self._inference_sites(file, facts, carriers))
+            sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
         if self._removal_method_called(family, folding, live):
+            return None
+        chained, why = self._method_folds(files, carriers, family, folding, live)
+        if chained:
             return None
         sites.extend(self._self_evaluations(family, classes))
         if not sites:
             return None
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
         file, use, reached = sites[0]
-        return Served(file, use, self._uncalled(reached, family, folding, live), _short(start[1]))
+        uncalled = self._uncalled(reached, family, folding, live)
+        why = why or self._flag_guarded(family, folding)
+        if not why and not uncalled:
+            why = (
+                f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
+                "`wnaudit.fold_weight_norm` on it or on each of its `modules()`, a project function given it that folds it)"
+            )
+        return Served(file, use, uncalled, _short(start[1]), why)
 
     def _family(self, classes: set[Key]) -> set[Key]:
         """The classes and every project class they inherit from."""
@@ -557,14 +574,85 @@ class ServingIndex:
                 return True
         helpers = self._helpers_of(file)
         for call in facts.helper_calls:
-            if self._reaches(file, call.refs, carriers) and any(
-                self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)
-            ):
+            if not self._reaches(file, call.refs, carriers):
+                continue
+            if any(self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)):
                 return True
-        for refs, name, _ in facts.method_calls:
-            if name in folding and self._reaches(file, refs, carriers):
-                return True  # ``model.remove_weight_norm()``
+            callees = self._resolved_all(file, call.callee) if call.position >= 0 or call.keyword else set()
+            if any(
+                self.summaries.folds(k, call.position, folding) if call.position >= 0
+                else self.summaries.folds_keyword(k, call.keyword, folding) for k in callees
+            ):
+                return True  # a project helper that folds what it is given (``remove_weight_norm_recursively(model)``)
         return False
+
+    def _method_folds(
+        self, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
+    ) -> tuple[bool, str]:
+        """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
+
+        A call inside a method runs when that method does: it is called from
+        code outside methods, Python or torch call it (``__init__``,
+        ``forward``), a call on an unknown receiver names it (``live``), or a
+        counted call names it on an instance of the calling class.  Fixpoint
+        over the calls, so chains of any length (and cycles) are followed.
+        The second value names a removal call on a carrier that does not count
+        because the method holding it never runs ("" when there is none).
+        """
+        pending: list[tuple[Path, tuple[Ref, ...], str, int, str, str]] = []
+        for file in files:
+            facts = self.facts(file)
+            if facts is not None:
+                pending.extend((file, *call) for call in facts.method_calls)
+        invoked: set[tuple[str, str]] = set()
+        #: Methods called on receivers the index cannot resolve (``self.hparams.generator``): any class's.
+        anyone: set[str] = set(live)
+        #: Only calls of methods that hold calls need their receivers resolved, and only to those classes:
+        #: their names join the carrier names ``instances`` resolves, so the answer is the same whatever
+        #: else the run has prepared.
+        pairs = {(call[4], call[5]) for call in pending if call[5]}
+        callers = {method for _, method in pairs}
+        self._interesting.update(_short(qual) for qual, _ in pairs)
+        changed = True
+        while changed:
+            changed = False
+            for call in list(pending):
+                file, refs, name, _, caller_class, caller = call
+                if caller and caller not in catalogue.IMPLICITLY_CALLED_METHODS and caller not in anyone and (
+                    (caller_class, caller) not in invoked
+                ):
+                    continue
+                pending.remove(call)
+                changed = True
+                if name in folding and self._call_reaches(file, refs, carriers, family):
+                    return True, ""
+                if name in callers:
+                    self._note_invoked(file, refs, name, pairs, invoked, anyone)
+        return False, self._blocked(pending, carriers, folding)
+
+    def _note_invoked(
+        self, file: Path, refs: tuple[Ref, ...], name: str, pairs: set[tuple[str, str]], invoked: set[tuple[str, str]],
+        anyone: set[str],
+    ) -> None:
+        """Record that ``name`` runs on the classes ``refs`` stand for (and their bases), or on any class."""
+        receivers = {k for r in refs for k in self.instances(file, r)}
+        if not receivers and all(self._unresolved(file, r) for r in refs):
+            anyone.add(name)  # ``self.hparams.generator.remove_weight_norm()``: whose, the code does not say
+        for key in receivers:
+            invoked.update((k[1], name) for k in (key, *self.bases(key)) if (k[1], name) in pairs)
+
+    def _call_reaches(self, file: Path, refs: tuple[Ref, ...], carriers: set[Key], family: set[Key]) -> bool:
+        """A call's receiver is a carrier; ``self`` in a method of the carriers' classes or their bases counts too."""
+        own = [r for r in refs if r[0] == "self"]
+        return any((file, r[1]) in family for r in own) or self._reaches(file, [r for r in refs if r[0] != "self"], carriers)
+
+    def _blocked(self, pending: list[tuple[Path, tuple[Ref, ...], str, int, str, str]], carriers: set[Key], folding: set[str]) -> str:
+        """The message's evidence: a removal call on a carrier inside a method that never runs."""
+        for file, refs, name, _, caller_class, caller in pending:
+            if name in folding and self._reaches(file, [r for r in refs if r[0] != "self"], carriers):
+                method = f"{_short(caller_class)}.{caller}()"
+                return f"`{method}` calls `.{name}()` on it, but nothing calls `{method}`"
+        return ""
 
     def _inference_sites(self, file: Path, facts: ServingFacts, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The file's inference sites on a carrier, outside training and folding functions."""
@@ -576,6 +664,64 @@ class ServingIndex:
             if reached:
                 sites.append((file, use, reached))
         return sites
+
+    def _flag_guarded(self, family: set[Key], folding: set[str]) -> str:
+        """The message's evidence: a removal a method of the family makes only under a flag nobody passes."""
+        for key in sorted(family):
+            facts = self.facts(key[0])
+            cls = facts.classes.get(key[1]) if facts is not None else None
+            if facts is None or cls is None:
+                continue
+            for name, method, flag in sorted(facts.guarded_calls):
+                if name in folding and method in cls.methods:
+                    owner = f"{_short(key[1])}.{method}()"
+                    return f"`{owner}` calls `.{name}()` only under `if {flag}:`, and no call passes `{flag}=True`"
+        return ""
+
+    def _unresolved(self, file: Path, ref: Ref) -> bool:
+        """No project class or function is known to stand behind ``ref`` (not merely: none that carries weight norm)."""
+        if ref[0] == "new":
+            return self.lookup(file, ref[1]) is None
+        if ref[0] == "attr":
+            facts = self.facts(file)
+            owner = facts.classes.get(ref[1]) if facts is not None else None
+            return owner is None or not owner.attrs.get(ref[2])
+        if ref[0] == "sub":
+            return self._unresolved(file, tuple(ref[2:]))
+        return True
+
+    def _runs(self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key]) -> bool:
+        """Does the inference entry at ``use`` execute the weight norm applied in ``start`` (issue 22, shape c)?
+
+        The model runs what the code around the site uses of it; a carrier
+        held only in attributes nothing on that path reads (discriminators
+        beside the generator in a training module) is never executed.
+        Where the code does not show what runs, everything held counts.
+        """
+        if use.whole or use.kind == "capture":
+            return True
+        return any(self._class_runs(start, key, use.members, carriers) for key in sorted(reached))
+
+    def _class_runs(self, start: Key, key: Key, members: tuple[str, ...], carriers: set[Key]) -> bool:
+        family = [key, *self.bases(key)]
+        if start in family:
+            return True
+        view = ClassView([(k, c) for k in family if (c := self._class(k)) is not None])
+        read = view.executed(members)
+        if read is None:
+            return True
+        keys = set(family)
+        children = [c for c in carriers if c not in keys and self._parents.get(c, set()) & keys]
+        for child in children:
+            if _short(child[1]) in view.loose:
+                return True  # built other than as one attribute's value: where it sits is not known
+            holding = {
+                name for name, refs in view.attrs.items()
+                if any(_names(ref, child) or child in self.instances(file, ref) for file, ref in refs)
+            }
+            if not holding or holding & read:
+                return True
+        return not children
 
     def _removal_method_called(self, family: set[Key], folding: set[str], live: set[str]) -> bool:
         """A removal method of the family that something calls folds the model."""
@@ -611,7 +757,7 @@ class ServingIndex:
                 for name, body in cls.methods.items() if cls is not None else ():
                     if name in names:
                         continue
-                    if body.folds or body.calls & names or any(
+                    if body.folds or (body.calls - body.guarded) & names or any(
                         self._function_folds(k, names) for k in self._resolved_all(key[0], body.callees, helpers)
                     ):
                         names.add(name)
@@ -621,7 +767,7 @@ class ServingIndex:
     def _defines_fold(self, key: Key, name: str, folding: set[str]) -> bool:
         cls = self._class(key)
         body = cls.methods.get(name) if cls is not None else None
-        return body is not None and (body.folds or bool(body.calls & folding) or any(
+        return body is not None and (body.folds or bool((body.calls - body.guarded) & folding) or any(
             self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees, self._helpers_of(key[0]))
         ))
 
@@ -629,7 +775,7 @@ class ServingIndex:
         body = self._function(key)
         if body is None or depth > 8:
             return False
-        if body.folds or body.calls & folding:
+        if body.folds or (body.calls - body.guarded) & folding:
             return True
         helpers = self._helpers_of(key[0])
         return any(
@@ -654,10 +800,16 @@ class ServingIndex:
     def _live_methods(self, files: list[Path]) -> set[str]:
         """Method names something calls: from code outside methods, or from methods that are themselves live."""
         calls: set[tuple[str, str]] = set()
+        guarded: set[tuple[str, str, str]] = set()
+        flags: set[tuple[str, str]] = set()
         for file in files:
             facts = self.facts(file)
             if facts is not None:
                 calls |= facts.attribute_calls
+                guarded |= facts.guarded_calls
+                flags |= facts.flag_calls
+        # A call under ``if flag:`` runs when some call of its method passes ``flag=True``.
+        calls |= {(name, caller) for name, caller, flag in guarded if (caller, flag) in flags}
         live: set[str] = set()
         changed = True
         while changed:
@@ -702,3 +854,8 @@ def _identifier_byte(byte: int) -> bool:
 
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
+
+
+def _names(ref: Ref, key: Key) -> bool:
+    """``ref`` is the result of calling something named as the unit ``key`` is (``self.g = build_generator()``)."""
+    return ref[0] == "new" and _short(ref[1]) == _short(key[1])
