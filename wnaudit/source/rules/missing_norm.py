@@ -11,13 +11,12 @@ attribute and nothing else can have normed it (see ``FileSummary.plain_classes``
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ...core import catalogue
-from ..model import Built, FileSummary, Removal
-from .base import LEGACY, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
+from ..model import Built, FileSummary, Removal, Signature
+from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
+from .targets import Follow, Held, Norm, bind, constants, passes, short
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def call_on_child(child: str, call: cst.Call, kind: str) -> cst.Call | None:
-    """``remove_weight_norm(self.block)`` -> ``remove_weight_norm(self.block.conv)``: the module that holds the norm."""
+    """``remove_weight_norm(self.block)`` -> ``remove_weight_norm(self.block.conv.conv)``: the module that holds the norm."""
     import libcst as cst
 
     args = list(call.args)
@@ -33,26 +32,12 @@ def call_on_child(child: str, call: cst.Call, kind: str) -> cst.Call | None:
         if arg.star:
             return None
         if arg.keyword is None or arg.keyword.value == "module":
-            args[index] = arg.with_changes(value=cst.Attribute(value=arg.value, attr=cst.Name(child)))
+            value = arg.value
+            for name in child.split("."):
+                value = cst.Attribute(value=value, attr=cst.Name(name))
+            args[index] = arg.with_changes(value=value)
             return call.with_changes(args=args)
     return None
-
-
-def _torch_module_class(name: str) -> bool:
-    """A ``torch.nn`` layer class (``torch.nn.Conv1d``): constructing one applies no norm."""
-    module, _, last = name.rpartition(".")
-    return module == "torch.nn" and last[:1].isupper() and catalogue.spelling_for_api(name) is None
-
-
-def _applied_kinds(names: tuple[str, ...]) -> set[str]:
-    """The norm kinds an attribute's constructor applies, when it is nothing but norm appliers."""
-    kinds: set[str] = set()
-    for name in names:
-        found = catalogue.spelling_for_api(name)
-        if found is None or found[1] != "apply":
-            return set()
-        kinds.add(found[0].kind.value)
-    return kinds
 
 
 class RemovalFromModuleWithoutNorm(Rule):
@@ -106,14 +91,15 @@ class RemovalFromModuleWithoutNorm(Rule):
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
         if summary.applies_in_place:
             return  # some code norms modules after they are built: constructions do not tell
+        follow = Follow(context)
         for removal in summary.removals:
             built = self._plain_attribute(summary, removal)
-            if built is None:
+            if built is None or built.value is None:
                 continue
-            if all(_torch_module_class(name) for name in built.constructor):
-                yield self._never_normed(removal, built)
-                continue
-            candidate = self._on_wrapper(summary, context, removal, built)
+            if removal.element:
+                candidate = self._on_elements(summary, follow, removal, built)
+            else:
+                candidate = self._on_attribute(summary, follow, removal, built)
             if candidate is not None:
                 yield candidate
 
@@ -129,7 +115,44 @@ class RemovalFromModuleWithoutNorm(Rule):
             return None
         return built
 
-    def _never_normed(self, removal: Removal, built: Built) -> Candidate:
+    def _on_attribute(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
+        assert built.value is not None
+        held = follow.value(summary, built.value, {})
+        if not isinstance(held, Held):
+            return None
+        if held.state == "plain":
+            return self._never_normed(removal, built, held)
+        if held.state == "instance":
+            return self._on_wrapper(follow, removal, built, held, f"`self.{removal.self_attr}`")
+        if held.norm is not None:
+            return self._after_flag(summary, follow, removal, built, held.norm)
+        return None
+
+    def _on_elements(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
+        """A removal on each element of ``self.<attr>``: reported when every element is decided and none holds the norm."""
+        if not built.elements:
+            return None  # not a container whose elements the code shows, or an empty one (the loop never runs)
+        held = [follow.value(summary, element, {}) for element in built.elements]
+        if not all(isinstance(h, Held) for h in held):
+            return None
+        found = [h for h in held if isinstance(h, Held)]
+        target = f"the elements of `self.{removal.self_attr}`"
+        if all(h.state == "plain" for h in found):
+            lines = sorted({e.line for e in built.elements if e.line})
+            classes = " or ".join(dict.fromkeys(h.label for h in found))
+            return Candidate(
+                self.code,
+                removal.site,
+                f"{target} hold no norm: each is built as {classes} (line{'s' if len(lines) > 1 else ''} "
+                f"{', '.join(map(str, lines))}) and never normed, so {removal.api} finds no {_sought(removal)} on them, "
+                "raises ValueError and folds nothing",
+                None,
+            )
+        if len(found) == 1 and found[0].state == "instance":
+            return self._on_wrapper(follow, removal, built, found[0], target)
+        return None
+
+    def _never_normed(self, removal: Removal, built: Built, held: Held) -> Candidate:
         """The attribute is a torch module built without a norm: the removal raises."""
         return Candidate(
             self.code,
@@ -139,49 +162,68 @@ class RemovalFromModuleWithoutNorm(Rule):
             None,
         )
 
-    def _on_wrapper(self, summary: FileSummary, context: Context, removal: Removal, built: Built) -> Candidate | None:
-        """The attribute is a project class whose child holds the norm: fixable when exactly one child does."""
-        found = self._wrapper(summary, context, removal, built.constructor)
-        if found is None:
-            return None
-        wrapper, children = found
-        child = children[0][0]
-        where = ", ".join(f"`.{name}` (applied at {Path(p).name}:{n})" for name, (p, n) in children)
-        attr = removal.self_attr
-        advice = f"; remove it from `self.{attr}.{child}`" if len(children) == 1 else ""
+    def _on_wrapper(self, follow: Follow, removal: Removal, built: Built, held: Held, target: str) -> Candidate | None:
+        """A project class whose descendants hold the norm (found through its constant arguments): fixable when one does."""
+        paths, _ = follow.norms_inside(held)
+        wanted = [(path, norm) for path, norm in paths if removal.style != LEGACY or removal.kind in norm.kinds]
+        if not wanted:
+            return None  # where the norm sits is not decided (a string from a config, a class the code hides)
+        where = ", ".join(f"`.{'.'.join(path)}` ({norm.cite()})" for path, norm in wanted)
+        given = constants(built.value) if built.value is not None and not removal.element else ""
+        made = f"built at line {built.line}" + (f" with {given}" if given else "")
+        child = ".".join(wanted[0][0])
+        single = len(wanted) == 1
+        advice = f"; remove it from `{target.strip('`')}.{child}`" if single and not removal.element else ""
         return Candidate(
             self.code,
             removal.site,
-            f"`self.{attr}` is a {wrapper} (built at line {built.line}) whose norm sits on its child {where}: "
-            f"{removal.api} on the wrapper finds no {_sought(removal)}, raises ValueError and folds nothing{advice}",
-            Fix(functools.partial(call_on_child, child), removal.kind or WEIGHT_NORM) if len(children) == 1 else None,
+            f"{target} is a {held.label} ({made}) whose norm sits on its {_relation(wanted, single)} "
+            f"{where}: {removal.api} on the wrapper finds no {_sought(removal)}, raises ValueError and folds nothing{advice}",
+            Fix(functools.partial(call_on_child, child), removal.kind or WEIGHT_NORM) if single else None,
         )
 
-    @staticmethod
-    def _wrapper(
-        summary: FileSummary, context: Context, removal: Removal, constructor: tuple[str, ...],
-    ) -> tuple[str, list[tuple[str, tuple[str, int]]]] | None:
-        """The project class the attribute is built from, and its children that hold the norm the removal wants."""
-        if len(constructor) != 1:
+    def _after_flag(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built, norm: Norm) -> Candidate | None:
+        """A removal outside ``__init__`` of a norm ``__init__`` already removes for a constant flag the file passes."""
+        if removal.method in ("", "__init__") or removal.when:
             return None
-        keys = context.resolve(summary, constructor[0])
-        if len(keys) != 1:
-            return None
-        file, unit = keys[0]
-        target = context.summary_at(file)
-        if target is None or target.applies_in_place:
-            return None
-        attrs = target.plain_classes.get(unit)
-        if attrs is None:
-            return None
-        children: list[tuple[str, tuple[str, int]]] = []
-        for name, child in sorted(attrs.items()):
-            kinds = _applied_kinds(child.constructor)
-            if kinds and (removal.style != LEGACY or removal.kind in kinds):
-                children.append((name, (target.path, child.line)))
-        if not children:
-            return None
-        return unit.rpartition(".")[2], children
+        owner = removal.site.unit
+        for first in summary.removals:
+            if not _removes_in_init(first, removal, norm):
+                continue
+            for made in summary.constructions.get(owner, ()):
+                bound = bind(summary.inits.get(owner, Signature(())), [follow.value(summary, a, {}) for a in made.args],
+                             {name: follow.value(summary, a, {}) for name, a in made.keywords}, made.star)
+                if bound is None or passes(first.when, bound) is not True:
+                    continue
+                flags = ", ".join(f"{t.param}={bound[t.param]}" for t in first.when if isinstance(bound.get(t.param), str))
+                return Candidate(
+                    self.code,
+                    removal.site,
+                    f"`self.{removal.self_attr}` has no norm left here for the {short(owner)} built at line {made.line} "
+                    f"with {flags}: `__init__` already removes it at line {first.site.line} (the norm {norm.cite()}), "
+                    f"so {removal.api} raises ValueError and folds nothing",
+                    None,
+                )
+        return None
+
+
+def _relation(wanted: list, single: bool) -> str:
+    """``child`` for an attribute of the wrapper, ``descendant`` for one further down."""
+    word = "child" if all(len(path) == 1 for path, _ in wanted) else "descendant"
+    return word if single else word + "ren" if word == "child" else word + "s"
+
+
+def _removes_in_init(first: Removal, later: Removal, norm: Norm) -> bool:
+    """``first`` is ``__init__``'s unguarded removal of the same attribute under readable tests, and it folds ``norm``."""
+    if first.site.unit != later.site.unit or first.method != "__init__" or first.self_attr != later.self_attr:
+        return False
+    if first.element or first.guard != "none" or first.star_args or not first.when:
+        return False
+    if any(test.op == "?" for test in first.when):
+        return False
+    if first.style == LEGACY:
+        return first.kind in norm.kinds and norm.styles == {LEGACY}
+    return norm.styles == {MODERN}
 
 
 def _sought(removal: Removal) -> str:
