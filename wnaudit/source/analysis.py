@@ -763,6 +763,10 @@ class _CallReader:
         self.legacy_remover_in: set[int] = set()
         #: Removals, kept until every function's removers are known.
         self.pending: list[tuple[_CallRecord, catalogue.Spelling, str]] = []
+        #: Units whose norm applications go to their own parameter and are returned (``apply_parametrization_norm``),
+        #: and the names called with a module that already exists: such a call norms that module in place.
+        self.parameter_appliers: set[str] = set()
+        self.called_on_existing: set[str] = set()
 
     def read(self, call: "_CallRecord") -> None:
         names = self.resolver.expr(call.func, call.scope)
@@ -770,6 +774,8 @@ class _CallReader:
             return
         names, imported = _expand_aliases(names, self.aliases)
         self.refs.setdefault(call.unit, set()).update(n for n in names if not n.startswith("torch."))
+        if not call.first_is_call:
+            self.called_on_existing.update(names)
         roles = self._roles(call, names)
         if roles.applied:
             self._record_applications(call, names, roles, imported)
@@ -806,7 +812,9 @@ class _CallReader:
             _chosen_legacy_weight_norm(call, self.resolver, self.collector.choice_sites)
             if _WEIGHT_NORM in roles.applied else None
         )
-        if not call.first_is_call and not call.returns_parameter:
+        if call.returns_parameter:
+            self.parameter_appliers.add(call.unit)
+        elif not call.first_is_call:
             summary.applies_in_place = True
         for kind, styles in roles.applied.items():
             self.direct.setdefault(call.unit, {}).setdefault(kind, set()).update(styles)
@@ -829,6 +837,8 @@ class _CallReader:
         """The removals, each with its guard (which needs every remover of its function)."""
         for call, spelling, api in self.pending:
             self.summary.removals.append(self._removal(call, spelling, api))
+        if self.parameter_appliers & self.called_on_existing:
+            self.summary.applies_in_place = True  # a helper of the file norms a module that already exists
 
     def _removal(self, call: "_CallRecord", spelling: catalogue.Spelling, api: str) -> Removal:
         if spelling.style is catalogue.Style.MODERN:

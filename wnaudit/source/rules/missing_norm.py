@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
 from ..model import Built, FileSummary, Removal, Signature
+from . import _removal_target_examples as examples
 from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
 from .targets import Follow, Held, Norm, bind, constants, passes, short
 
@@ -40,6 +41,11 @@ def call_on_child(child: str, call: cst.Call, kind: str) -> cst.Call | None:
     return None
 
 
+_MODERN_WRAPPER = 'remove_parametrizations(self.cond_layer, "weight")'
+_MODERN_PRE = 'remove_parametrizations(self.conv_pre, "weight")'
+_MODERN_DOWN = 'remove_parametrizations(down, "weight")'
+
+
 class RemovalFromModuleWithoutNorm(Rule):
     code = "WN109"
     title = "removal from a module that holds no norm (built without one, or a wrapper whose child holds it)"
@@ -59,8 +65,29 @@ class RemovalFromModuleWithoutNorm(Rule):
             "        self.conv = nn.Conv1d(2, 2, 3)\n        weight_norm(self.conv)  # noqa: WN103\n\n"
             "    def fold(self):\n        remove_weight_norm(self.conv)\n"
         ),
+        # Issue 22 (e): each shape's valid counterpart (see ``_removal_target_examples``).
+        Valid(examples.wrapper("self.cond_layer.remove_weight_norm()", methods=True)),  # the wrapper's own method reaches it
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=True")),  # the flag keeps the norm
+        Valid(examples.flag(_MODERN_PRE, "")),  # the default keeps it
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=flag")),  # not a constant: undecided
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=False", guard='if hasattr(self.conv_pre, "parametrizations"):')),
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=False", guard="try:")),
+        Valid(examples.never_normed(_MODERN_DOWN, examples.NORMED_DOWNS)),  # normed where it is built
+        Valid(examples.never_normed(_MODERN_DOWN, examples.LISTED_DOWNS, extra=examples.NORMED_IN_A_LOOP)),  # normed in a loop
     )
     INVALID = (
+        Invalid(
+            examples.wrapper(_MODERN_WRAPPER),
+            expected_replacement=examples.wrapper(_MODERN_WRAPPER.replace("self.cond_layer", "self.cond_layer.conv.conv")),
+        ),
+        Invalid(
+            examples.wrapper("remove_weight_norm(self.cond_layer)", legacy=True),
+            expected_replacement=examples.wrapper("remove_weight_norm(self.cond_layer.conv.conv)", legacy=True),
+        ),
+        Invalid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=False"), expected_replacement=None),
+        Invalid(examples.flag("remove_weight_norm(self.conv_pre)", "conv_pre_weight_norm=False", legacy=True), expected_replacement=None),
+        Invalid(examples.never_normed("remove_weight_norm(down)", examples.APPENDED_DOWNS, legacy=True), expected_replacement=None),
+        Invalid(examples.never_normed(_MODERN_DOWN, examples.LISTED_DOWNS), expected_replacement=None),
         Invalid(
             "import torch.nn as nn\nfrom torch.nn.utils.parametrize import remove_parametrizations\n\n\n"
             "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
