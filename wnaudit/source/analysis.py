@@ -410,33 +410,38 @@ class _Collector(ast.NodeVisitor):
             func = self.callees.setdefault(func.id, func)
         first = _first_argument(node)
         site = self.positions.site(node, self.unit)
-        target = element = ""
-        if self.class_qual is not None:
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _WALKS_SUBMODULES:
-                owner = node.func.value
-                if isinstance(owner, ast.Name) and owner.id == self.self_name:
-                    self.opaque_classes.add(self.class_qual)
-                else:
-                    self._note_hand_over(owner, site.line, site.key)
-            for value in (*node.args, *(k.value for k in node.keywords)):
-                self._note_hand_over(value, site.line, site.key)
-            self._note_element(node)
-            if self.class_qual == self.unit:
-                target = self._self_attr(first) or ""
-                element = "" if target else self._element_of(first) or ""
+        target, element = self._in_class(node, first, site) if self.class_qual is not None else ("", "")
         if func is not None:
             if _capitalised(func):
                 self.constructed.append((func, self.scope, construction.slim_value(node, self.positions.offset), self.method_params))
+            on_self = bool(target or element)
             self.calls.append(
                 _CallRecord(
                     func, self.scope, self.unit, self.function, self.tries[-1] if self.tries else None, self.ifs,
                     site, _has_star(node), _tensor_name_missing(node),
                     _leaves_unparametrized(node), target or element, isinstance(first, ast.Call),
-                    bool(element), self.method if target or element else "", self._when() if target or element else (),
+                    bool(element), self.method if on_self else "", self._when() if on_self else (),
                     isinstance(first, ast.Name) and first.id in self.function_params and id(node) in self.returned,
                 )
             )
         self.generic_visit(node)
+
+    def _in_class(self, node: ast.Call, first: ast.expr | None, site: Site) -> tuple[str, str]:
+        """A call in a method: note what it hands over; the ``self`` attribute its module is, or is an element of."""
+        assert self.class_qual is not None
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _WALKS_SUBMODULES:
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and owner.id == self.self_name:
+                self.opaque_classes.add(self.class_qual)
+            else:
+                self._note_hand_over(owner, site.line, site.key)
+        for value in (*node.args, *(k.value for k in node.keywords)):
+            self._note_hand_over(value, site.line, site.key)
+        self._note_element(node)
+        if self.class_qual != self.unit:
+            return "", ""
+        target = self._self_attr(first) or ""
+        return target, "" if target else self._element_of(first) or ""
 
     def _when(self) -> tuple[Test, ...]:
         """The tests on ``__init__``'s parameters that hold here (``?`` for one it cannot read, or outside ``__init__``)."""
