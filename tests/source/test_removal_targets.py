@@ -128,3 +128,60 @@ def test_the_fixed_wrapper_is_clean_and_folds():
     fixed, done = fix_source(source, "example.py")
     assert [f.code for f in done] == ["WN109"] and lint_source(fixed, "example.py") == []
     _run(fixed)
+
+
+def _flag_project(tmp_path: Path, built_with: str, call: str = "self.waveform_decoder.remove_weight_norm()") -> Path:
+    """XTTS's shape: the generator in one file, the decoder that builds it with a constant flag in another."""
+    generator, _ = examples.flag('remove_parametrizations(self.conv_pre, "weight")', "").split("\n\n\nclass HifiDecoder")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    (tmp_path / "generator.py").write_text(generator + "\n")
+    decoder = tmp_path / "decoder.py"
+    decoder.write_text(
+        "import torch.nn as nn\nfrom generator import HifiganGenerator\n\n\n"
+        "class HifiDecoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        f"        self.waveform_decoder = HifiganGenerator(4, {built_with})\n\n"
+        f"    def load_checkpoint(self, eval=False):\n        if eval:\n            {call}\n\n\n"
+        "HifiDecoder().load_checkpoint(eval=True)\n"
+    )
+    return decoder
+
+
+def _run_project(decoder: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(decoder.parent))
+    try:
+        sys.modules.pop("generator", None)
+        _run(decoder.read_text())
+    finally:
+        sys.path.remove(str(decoder.parent))
+        sys.modules.pop("generator", None)
+
+
+def test_flag_built_in_another_file_is_reported_at_the_removal_method_call(tmp_path: Path):
+    decoder = _flag_project(tmp_path, "conv_pre_weight_norm=False")
+    with pytest.raises(ValueError):
+        _run_project(decoder)
+    alone = [(f.line, f.message) for f in lint_files([decoder], RunOptions()).findings if f.code == "WN109"]
+    both = [(f.line, f.message) for f in lint_files([tmp_path / "generator.py", decoder], RunOptions()).findings
+            if f.code == "WN109"]
+    assert alone == both and [line for line, _ in alone] == [12]
+    assert "`self.waveform_decoder` is a HifiganGenerator built at line 8 with conv_pre_weight_norm=False" in alone[0][1]
+    assert "its `__init__` already removes the norm of `.conv_pre` (generator.py:12; the norm applied at generator.py:9)" in alone[0][1]
+    assert "`remove_weight_norm()` removes it again (generator.py:15)" in alone[0][1]
+
+
+@pytest.mark.parametrize(
+    "built_with, call",
+    [
+        ("conv_pre_weight_norm=True", "self.waveform_decoder.remove_weight_norm()"),
+        ("", "self.waveform_decoder.remove_weight_norm()"),
+        ("conv_pre_weight_norm=False", "try:\n                self.waveform_decoder.remove_weight_norm()\n"
+                                       "            except ValueError:\n                pass"),
+    ],
+    ids=["flag-keeps-the-norm", "default-keeps-it", "guarded"],
+)
+def test_flag_built_in_another_file_valid_counterparts(tmp_path: Path, built_with: str, call: str):
+    decoder = _flag_project(tmp_path, built_with, call)
+    _run_project(decoder)
+    assert [f for f in lint_files([decoder], RunOptions()).findings if f.code == "WN109"] == []

@@ -17,7 +17,9 @@ from typing import Iterator
 from ..common.gc_pause import cyclic_gc_paused
 from ..core import catalogue
 from . import construction
-from .model import Application, Built, FileSummary, Helper, Misplaced, Removal, Return, Signature, Site, Test, Unit, Value
+from .model import (
+    Application, Built, FileSummary, Helper, MethodCall, Misplaced, Removal, Return, Signature, Site, Test, Unit, Value,
+)
 from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 _NOQA = re.compile(r"#\s*noqa(?P<sep>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -96,6 +98,7 @@ class _Collector(ast.NodeVisitor):
         #: Calls of a capitalised name (a class, perhaps): callee, scope, the call as a slim value, and the parameters
         #: of the ``__init__`` it is in (so ``Generator(flag=False)`` in the file is known).
         self.constructed: list[tuple[ast.expr, Scope, ast.expr, frozenset[str]]] = []
+        self.method_calls: list[MethodCall] = []
         #: Classes whose ``self`` reaches code that may change its attributes (``self.apply``, ``f(self)``).
         self.opaque_classes: set[str] = set()
         #: (class, attribute) -> (line, call position or None) of each hand-over of ``self.<attribute>``.
@@ -435,13 +438,27 @@ class _Collector(ast.NodeVisitor):
                 self.opaque_classes.add(self.class_qual)
             else:
                 self._note_hand_over(owner, site.line, site.key)
-        for value in (*node.args, *(k.value for k in node.keywords)):
-            self._note_hand_over(value, site.line, site.key)
+        if not (isinstance(node.func, ast.Name) and node.func.id in _ONLY_READS):
+            for value in (*node.args, *(k.value for k in node.keywords)):
+                self._note_hand_over(value, site.line, site.key)
         self._note_element(node)
         if self.class_qual != self.unit:
             return "", ""
+        self._note_method_call(node, site)
         target = self._self_attr(first) or ""
         return target, "" if target else self._element_of(first) or ""
+
+    def _note_method_call(self, node: ast.Call, site: Site) -> None:
+        """``self.waveform_decoder.remove_weight_norm()``: a removal method called on an attribute."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or "remove" not in func.attr or node.args or node.keywords:
+            return
+        attr = self._self_attr(func.value)
+        if attr is None:
+            return
+        caught = self.tries[-1] if self.tries else None
+        guarded = bool(caught and caught & _SWALLOWS) or any(_SPELLING_CHECK.search(ast.unparse(t)) for t in self.ifs)
+        self.method_calls.append(MethodCall(site, attr, func.attr, guarded))
 
     def _when(self) -> tuple[Test, ...]:
         """The tests on ``__init__``'s parameters that hold here (``?`` for one it cannot read, or outside ``__init__``)."""
@@ -460,6 +477,10 @@ class _Assigned:
     value: ast.expr
     params: frozenset[str]
 
+
+#: Builtins that only look at what they are given (``hasattr(self, "cond_layer")``): no hand-over.
+#: ``getattr``/``vars`` are not among them: what they return may be changed.
+_ONLY_READS = frozenset({"hasattr", "isinstance", "issubclass", "len", "id", "type", "print", "repr", "str", "callable"})
 
 #: Container methods that change its elements (``append`` is followed; the others make them unknown).
 _CHANGES_CONTAINER = frozenset({"append", "extend", "insert", "__setitem__", "update", "add_module", "pop", "remove"})
@@ -730,6 +751,7 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
     }
     summary.helpers = _helpers(collector, names_of)
     summary.constructions = _constructions(collector, resolver, names_of)
+    summary.method_calls = collector.method_calls
     summary.exports = _exports(collector, resolver)
     summary.choices = _module_choices(collector, resolver)
     summary.star_modules = tuple(collector.star_modules)

@@ -11,13 +11,14 @@ attribute and nothing else can have normed it (see ``FileSummary.plain_classes``
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..model import Built, FileSummary, Removal, Signature
+from ..model import Built, FileSummary, MethodCall, Removal, Signature
 from . import _removal_target_examples as examples
 from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
-from .targets import Follow, Held, Norm, bind, constants, passes, short
+from .targets import Arg, Follow, Held, Norm, bind, constants, passes, short
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -129,18 +130,75 @@ class RemovalFromModuleWithoutNorm(Rule):
                 candidate = self._on_attribute(summary, follow, removal, built)
             if candidate is not None:
                 yield candidate
+        for call in summary.method_calls:
+            candidate = self._through_method(summary, follow, call)
+            if candidate is not None:
+                yield candidate
 
     @staticmethod
-    def _plain_attribute(summary: FileSummary, removal: Removal) -> Built | None:
+    def _plain_attribute(summary: FileSummary, removal: Removal | MethodCall) -> Built | None:
         """How the unguarded removal's ``self.<attr>`` is built, when its class's code shows it and nothing else gets it."""
         attr = removal.self_attr
-        if not attr or removal.guard != "none" or removal.star_args:
+        if isinstance(removal, MethodCall):
+            if removal.guarded:
+                return None
+        elif not attr or removal.guard != "none" or removal.star_args:
             return None
         owner = removal.site.unit
         built = summary.plain_classes.get(owner, {}).get(attr)
         if built is None or not built.constructor or summary.handed.get((owner, attr)):
             return None
         return built
+
+    def _through_method(self, summary: FileSummary, follow: Follow, call: MethodCall) -> Candidate | None:
+        """``self.dec.remove_weight_norm()`` where ``self.dec`` is built with a constant flag under which its
+        ``__init__`` already removes a norm that this method removes again (the class may sit in an imported file)."""
+        built = self._plain_attribute(summary, call)
+        if built is None or built.value is None:
+            return None
+        held = follow.value(summary, built.value, {})
+        if not isinstance(held, Held) or held.cls is None or held.cls[1] == call.site.unit:
+            return None
+        target = follow.context.summary_at(held.cls[0])
+        if target is None or target.applies_in_place or (held.cls[0] == (summary.file or summary.path)):
+            return None  # in the same file the removal itself is reported, at its own line
+        for later in target.removals:
+            if later.site.unit != held.cls[1] or later.method != call.method or later.when or later.element:
+                continue
+            found = self._removed_before(target, follow, later, held.env)
+            if found is not None:
+                first, norm = found
+                flags = ", ".join(f"{t.param}={held.env[t.param]}" for t in first.when if isinstance(held.env.get(t.param), str))
+                name = Path(target.path).name
+                return Candidate(
+                    self.code,
+                    call.site,
+                    f"`self.{call.self_attr}` is a {held.label} built at line {built.line} with {flags}: its `__init__` already "
+                    f"removes the norm of `.{later.self_attr}` ({name}:{first.site.line}; the norm {norm.cite()}), and "
+                    f"`{call.method}()` removes it again ({name}:{later.site.line}): {later.api} raises ValueError there "
+                    "and folds nothing",
+                    None,
+                )
+        return None
+
+    @staticmethod
+    def _removed_before(
+        target: FileSummary, follow: Follow, later: Removal, env: dict[str, Arg],
+    ) -> tuple[Removal, Norm] | None:
+        """The ``__init__`` removal that, for the constants in ``env``, already took the norm ``later`` removes."""
+        owner = later.site.unit
+        if later.guard != "none" or later.star_args or target.handed.get((owner, later.self_attr)):
+            return None
+        built = target.plain_classes.get(owner, {}).get(later.self_attr)
+        if built is None or built.value is None:
+            return None
+        held = follow.value(target, built.value, env)
+        if not isinstance(held, Held) or held.norm is None:
+            return None
+        for first in target.removals:
+            if _removes_in_init(first, later, held.norm) and passes(first.when, env) is True:
+                return first, held.norm
+        return None
 
     def _on_attribute(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
         assert built.value is not None
