@@ -1,11 +1,14 @@
-"""Removals whose target, as its class builds it, holds no norm at all: WN109.
+"""Removals whose target, as the project's code builds it, holds no norm at that moment: WN109.
 
 ``remove_weight_norm(self.conv)`` where ``self.conv = nn.Conv1d(...)`` (no
-norm ever applied), or ``remove_weight_norm(self.block)`` where
-``self.block = SConv(...)`` and the norm sits on ``SConv``'s own ``self.conv``:
-both removers raise ``ValueError`` on every torch version, whichever spelling
-they are.  Reported only where the class's code shows every assignment of the
-attribute and nothing else can have normed it (see ``FileSummary.plain_classes``).
+norm ever applied; likewise each element of ``self.source_downs``), where
+``self.cond_layer = SConv1d(..., norm="weight_norm")`` and the norm sits on
+``self.cond_layer.conv.conv`` (constant arguments followed through
+``targets.Follow``), or where ``__init__`` already removed the norm for the
+constant flag the class is built with: every remover raises ``ValueError``
+on every torch version, whichever spelling it is.  Reported only where the
+class's code shows every assignment of the attribute, nothing else can have
+normed it (see ``FileSummary.plain_classes``) and the constants decide it.
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ _MODERN_DOWN = 'remove_parametrizations(down, "weight")'
 
 class RemovalFromModuleWithoutNorm(Rule):
     code = "WN109"
-    title = "removal from a module that holds no norm (built without one, or a wrapper whose child holds it)"
+    title = (
+        "removal from a module that holds no norm (built without one, a wrapper whose descendant holds it, "
+        "or a norm its constructor flag already removed)"
+    )
     severity = Severity.ERROR
     applicability = Applicability.UNSAFE
     VALID = (
