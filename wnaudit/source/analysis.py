@@ -745,12 +745,14 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
     names_of = _names_of(resolver, aliases)
     summary.plain_classes = _plain_classes(collector, resolver, names_of)
     summary.handed = _handed(collector, summary)
+    flagged = {r.site.unit for r in summary.removals if r.method == "__init__" and r.when}
     summary.inits = {
         qual: construction.with_defaults(signature, defaults, scope, names_of)
         for qual, (signature, defaults, scope) in collector.inits.items()
+        if qual in flagged or _uses_parameters(summary.plain_classes.get(qual, {}))
     }
     summary.helpers = _helpers(collector, names_of)
-    summary.constructions = _constructions(collector, resolver, names_of)
+    summary.constructions = _constructions(collector, resolver, names_of, flagged)
     summary.method_calls = collector.method_calls
     summary.exports = _exports(collector, resolver)
     summary.choices = _module_choices(collector, resolver)
@@ -973,6 +975,8 @@ def _built_attributes(qual: str, collector: _Collector, names_of: construction.N
             appended = collector.class_elements.get((qual, attr), [])
             if appended is not None:
                 elements = _elements(value, appended, names_of)
+            if value.kind != "call" or (not value.args and not value.keywords and value.names == tuple(sorted(names))):
+                value = None  # not a module built here, or a call its constructor names say all about
         built[attr] = Built(first.line, tuple(sorted(names)), value, elements)
     return built
 
@@ -981,16 +985,12 @@ def _elements(
     value: Value, appended: list[tuple[ast.expr, Scope, frozenset[str]]], names_of: construction.NamesOf,
 ) -> tuple[Value, ...] | None:
     """What a container attribute holds: the list it is built from and what is appended (None: not a container)."""
-    if value.kind != "call" or not all(name in _CONTAINERS for name in value.names) or value.keywords or value.star:
+    if value.kind != "call" or not all(name in construction.CONTAINERS for name in value.names) or value.keywords or value.star:
         return None
     if len(value.args) > 1 or (value.args and value.args[0].kind != "list"):
         return None
     given = value.args[0].args if value.args else ()
     return given + tuple(construction.to_value(node, scope, names_of, params) for node, scope, params in appended)
-
-
-#: Containers whose elements are the modules put in them.
-_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 
 
 def _helpers(collector: _Collector, names_of: construction.NamesOf) -> dict[str, Helper]:
@@ -1004,13 +1004,28 @@ def _helpers(collector: _Collector, names_of: construction.NamesOf) -> dict[str,
     return out
 
 
-def _constructions(collector: _Collector, resolver: Resolver, names_of: construction.NamesOf) -> dict[str, tuple[Value, ...]]:
-    """The calls in the file that build one of its own top-level classes, with their arguments."""
-    classes = set(collector.class_bases)
+def _uses_parameters(attributes: dict[str, Built]) -> bool:
+    """Some attribute's construction names a parameter of ``__init__``: the arguments a class is built with matter."""
+    pending = [v for built in attributes.values() for v in (built.value, *(built.elements or ())) if v is not None]
+    while pending:
+        value = pending.pop()
+        if value.kind == "param":
+            return True
+        pending.extend(value.args)
+        pending.extend(v for _, v in value.keywords)
+    return False
+
+
+def _constructions(
+    collector: _Collector, resolver: Resolver, names_of: construction.NamesOf, wanted: set[str],
+) -> dict[str, tuple[Value, ...]]:
+    """The calls in the file that build one of ``wanted`` (its classes whose ``__init__`` removes under a test)."""
     out: dict[str, list[Value]] = {}
+    if not wanted:
+        return {}
     for func, scope, node, params in collector.constructed:
         names = resolver.expr(func, scope)
-        if len(names) == 1 and next(iter(names)) in classes:
+        if len(names) == 1 and next(iter(names)) in wanted:
             out.setdefault(next(iter(names)), []).append(construction.to_value(node, scope, names_of, params))
     return {qual: tuple(values) for qual, values in out.items()}
 

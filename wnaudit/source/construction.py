@@ -34,6 +34,8 @@ _NEGATED = {"==": "!=", "!=": "==", "in": "not in", "not in": "in", "is": "is no
             "true": "false", "false": "true"}
 _COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
 
+#: Containers whose elements are the modules put in them (their arguments are kept).
+CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 #: Resolves a callee expression in a scope to the qualified names it may be.
 NamesOf = Callable[[ast.expr, Scope], frozenset[str]]
 
@@ -98,6 +100,9 @@ def to_value(node: ast.expr, scope: Scope, names_of: NamesOf, params: frozenset[
         if not names:
             return Value("unknown", line=getattr(node, "lineno", 0))
         star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        if all(name.partition(".")[0] == "torch" for name in names) and not names & CONTAINERS:
+            # A torch layer or norm applier: what it is matters, not what it is given (keeps the summaries small).
+            return Value("call", names=tuple(sorted(names)), star=star, line=getattr(node, "lineno", 0))
         return Value(
             "call",
             names=tuple(sorted(names)),

@@ -168,8 +168,9 @@ class Built:
     line: int
     #: Qualified names the constructor may be (empty: not a single call, or assigned more than once).
     constructor: tuple[str, ...]
-    #: The one value assigned (None: assigned more than once), its parameters those of the method assigning it
-    #: when that is ``__init__`` (otherwise they are unknown).
+    #: The one call assigned, its parameters those of the method assigning it when that is ``__init__`` (otherwise
+    #: they are unknown).  None when ``constructor`` says all about it (a torch layer or applier, whose arguments
+    #: do not matter), when it is no call, or when the attribute is assigned more than once.
     value: Value | None = None
     #: A container (``nn.ModuleList()``, ``nn.ModuleList([...])``): every element put in it, when the class's code
     #: shows them all (``.append(...)``, a list or comprehension); None: not known.

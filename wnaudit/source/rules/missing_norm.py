@@ -21,7 +21,7 @@ from ...common.findings import Applicability, Severity
 from ..model import Built, FileSummary, MethodCall, Removal, Signature
 from . import _removal_target_examples as examples
 from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
-from .targets import Arg, Follow, Held, Norm, bind, constants, passes, short
+from .targets import Arg, Follow, Held, Norm, bind, built_value, constants, passes, short
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -128,7 +128,7 @@ class RemovalFromModuleWithoutNorm(Rule):
         follow = Follow(context)
         for removal in summary.removals:
             built = self._plain_attribute(summary, removal)
-            if built is None or built.value is None:
+            if built is None or built_value(built) is None:
                 continue
             if removal.element:
                 candidate = self._on_elements(summary, follow, removal, built)
@@ -160,9 +160,9 @@ class RemovalFromModuleWithoutNorm(Rule):
         """``self.dec.remove_weight_norm()`` where ``self.dec`` is built with a constant flag under which its
         ``__init__`` already removes a norm that this method removes again (the class may sit in an imported file)."""
         built = self._plain_attribute(summary, call)
-        if built is None or built.value is None:
+        if built is None or built_value(built) is None:
             return None
-        held = follow.value(summary, built.value, {})
+        held = follow.value(summary, built_value(built), {})
         if not isinstance(held, Held) or held.cls is None or held.cls[1] == call.site.unit:
             return None
         target = follow.context.summary_at(held.cls[0])
@@ -196,9 +196,9 @@ class RemovalFromModuleWithoutNorm(Rule):
         if later.guard != "none" or later.star_args or target.handed.get((owner, later.self_attr)):
             return None
         built = target.plain_classes.get(owner, {}).get(later.self_attr)
-        if built is None or built.value is None:
+        if built is None or built_value(built) is None:
             return None
-        held = follow.value(target, built.value, env)
+        held = follow.value(target, built_value(built), env)
         if not isinstance(held, Held) or held.norm is None:
             return None
         for first in target.removals:
@@ -207,8 +207,7 @@ class RemovalFromModuleWithoutNorm(Rule):
         return None
 
     def _on_attribute(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
-        assert built.value is not None
-        held = follow.value(summary, built.value, {})
+        held = follow.value(summary, built_value(built), {})
         if not isinstance(held, Held):
             return None
         if held.state == "plain":
@@ -260,7 +259,7 @@ class RemovalFromModuleWithoutNorm(Rule):
         if not wanted:
             return None  # where the norm sits is not decided (a string from a config, a class the code hides)
         where = ", ".join(f"`.{'.'.join(path)}` ({norm.cite()})" for path, norm in wanted)
-        given = constants(built.value) if built.value is not None and not removal.element else ""
+        given = "" if removal.element else constants(built_value(built))
         made = f"built at line {built.line}" + (f" with {given}" if given else "")
         child = ".".join(wanted[0][0])
         single = len(wanted) == 1

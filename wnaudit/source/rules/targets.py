@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from ...core import catalogue
-from ..model import FileSummary, Helper, Signature, Test, Value
+from ..model import Built, FileSummary, Helper, Signature, Test, Value
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -82,8 +82,10 @@ class Follow:
         self.context = context
 
     # -- values ----------------------------------------------------------------------
-    def value(self, summary: FileSummary, value: Value, env: dict[str, Arg], depth: int = 0) -> Arg:
-        """What ``value``, written in ``summary``'s file, is when its parameters are ``env``."""
+    def value(self, summary: FileSummary, value: Value | None, env: dict[str, Arg], depth: int = 0) -> Arg:
+        """What ``value``, written in ``summary``'s file, is when its parameters are ``env`` (None: unknown)."""
+        if value is None:
+            return None
         if value.kind == "const":
             return value.literal
         if value.kind == "param":
@@ -93,15 +95,9 @@ class Follow:
         return None
 
     def _call(self, summary: FileSummary, value: Value, env: dict[str, Arg], depth: int) -> Held | None:
-        found = [catalogue.spelling_for_api(name) for name in value.names]
-        if all(f is not None and f[1] == "apply" for f in found):
-            spellings = [f[0] for f in found if f is not None]
-            return Held("normed", Norm(
-                frozenset(s.kind.value for s in spellings), frozenset(s.style.value for s in spellings), summary.path, value.line,
-            ))
-        if all(torch_module_class(name) for name in value.names):
-            return Held("plain", label=" or ".join(short(n) for n in value.names))
-        if len(value.names) != 1:
+        known = _torch_call(summary, value)
+        if known is not None or len(value.names) != 1:
+            return known
             return None
         keys = self.context.resolve(summary, value.names[0])
         if len(keys) != 1:
@@ -116,7 +112,9 @@ class Follow:
         if helper is not None:
             return self._helper(target, unit, helper, positional, keywords, value.star, depth)
         if unit in target.plain_classes:
-            bound = bind(target.inits.get(unit, Signature(())), positional, keywords, value.star)
+            init = target.inits.get(unit)
+            # No signature kept: none of the class's constructions names a parameter, so the arguments do not matter.
+            bound = bind(init, positional, keywords, value.star) if init is not None else {}
             if bound is not None:
                 return Held("instance", label=short(unit), cls=(file, unit), env=bound)
         return None
@@ -162,18 +160,39 @@ class Follow:
             return
         for attr, built in sorted(attrs.items()):
             state["nodes"] += 1
-            if state["nodes"] > MAX_NODES or built.value is None:
+            value = built_value(built)
+            if state["nodes"] > MAX_NODES or value is None:
                 state["undecided"] = True
                 continue
-            if built.value.kind == "const":
-                continue
-            child = self.value(summary, built.value, held.env, depth + 1)
+            child = self.value(summary, value, held.env, depth + 1)
             if not isinstance(child, Held):
                 state["undecided"] = True
             elif child.norm is not None:
                 paths.append(((*prefix, attr), child.norm))
             elif child.state == "instance":
                 self._walk(child, (*prefix, attr), paths, state, depth + 1)
+
+
+def _torch_call(summary: FileSummary, value: Value) -> Held | None:
+    """A call of norm appliers only (it holds that norm) or of torch layers only (it holds none); None otherwise."""
+    if not value.names:
+        return None
+    found = [catalogue.spelling_for_api(name) for name in value.names]
+    if all(f is not None and f[1] == "apply" for f in found):
+        spellings = [f[0] for f in found if f is not None]
+        return Held("normed", Norm(
+            frozenset(s.kind.value for s in spellings), frozenset(s.style.value for s in spellings), summary.path, value.line,
+        ))
+    if all(torch_module_class(name) for name in value.names):
+        return Held("plain", label=" or ".join(short(n) for n in value.names))
+    return None
+
+
+def built_value(built: Built) -> Value | None:
+    """What an attribute is assigned: the kept value, or, for a torch call (kept as its constructor only), that call."""
+    if built.value is not None:
+        return built.value
+    return Value("call", names=built.constructor, line=built.line) if built.constructor else None
 
 
 def bind(signature: Signature, positional: list[Arg], keywords: dict[str, Arg], star: bool) -> dict[str, Arg] | None:
@@ -235,8 +254,10 @@ def _passes(test: Test, env: dict[str, Arg]) -> bool | None:
     return None
 
 
-def constants(value: Value) -> str:
+def constants(value: Value | None) -> str:
     """The constant arguments of a call as written (``norm='weight_norm'``), for messages."""
+    if value is None:
+        return ""
     shown = [a.literal for a in value.args if a.kind == "const"]
     shown += [f"{name}={a.literal}" for name, a in value.keywords if a.kind == "const"]
     return ", ".join(shown)
