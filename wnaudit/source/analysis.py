@@ -16,7 +16,10 @@ from typing import Iterator
 
 from ..common.gc_pause import cyclic_gc_paused
 from ..core import catalogue
-from .model import Application, Built, FileSummary, Misplaced, Removal, Site, Unit
+from . import construction
+from .model import (
+    Application, Built, FileSummary, Helper, MethodCall, Misplaced, Removal, Return, Signature, Site, Test, Unit, Value,
+)
 from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 _NOQA = re.compile(r"#\s*noqa(?P<sep>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -73,8 +76,29 @@ class _Collector(ast.NodeVisitor):
         self.self_name: str | None = None
         #: Top-level class -> its bases (None for one the resolver cannot read).
         self.class_bases: dict[str, list[ast.expr | None]] = {}
-        #: Top-level class -> attribute -> every assignment to ``self.<attribute>``: (line, callee or None, scope).
-        self.class_builds: dict[str, dict[str, list[tuple[int, ast.expr | None, Scope]]]] = {}
+        #: Top-level class -> attribute -> every assignment to ``self.<attribute>``: (line, callee or None, scope,
+        #: the value as ``construction.slim_value`` keeps it, the parameters it may name).
+        self.class_builds: dict[str, dict[str, list[_Assigned]]] = {}
+        #: (class, attribute) -> what ``self.<attribute>.append(...)`` puts in it (None: something else changes it).
+        self.class_elements: dict[tuple[str, str], list[tuple[ast.expr, Scope, frozenset[str]]] | None] = {}
+        #: The method being walked and the parameters its values may name (those of ``__init__`` only).
+        self.method = ""
+        self.method_params: frozenset[str] = frozenset()
+        #: The enclosing ``if`` tests with the branch taken (True: the body, False: the ``else``).
+        self.branches: tuple[tuple[ast.expr, bool], ...] = ()
+        #: Loop variables over ``self.<attribute>`` (``for l in self.ups``) -> that attribute.
+        self.loop_attrs: dict[str, str] = {}
+        #: ids of the calls a ``return`` gives back; the parameters of the enclosing top-level function.
+        self.returned: set[int] = set()
+        self.function_params: frozenset[str] = frozenset()
+        #: Top-level class -> its ``__init__``'s signature and the defaults as slim values, with its scope.
+        self.inits: dict[str, tuple[Signature, list[ast.expr | None], Scope]] = {}
+        #: Top-level function -> its returns (``construction.helper_returns``), its signature, its scope.
+        self.helpers: dict[str, tuple[list[tuple[tuple[Test, ...], ast.expr]], Signature, list[ast.expr | None], Scope]] = {}
+        #: Calls of a capitalised name (a class, perhaps): callee, scope, the call as a slim value, and the parameters
+        #: of the ``__init__`` it is in (so ``Generator(flag=False)`` in the file is known).
+        self.constructed: list[tuple[ast.expr, Scope, ast.expr, frozenset[str]]] = []
+        self.method_calls: list[MethodCall] = []
         #: Classes whose ``self`` reaches code that may change its attributes (``self.apply``, ``f(self)``).
         self.opaque_classes: set[str] = set()
         #: (class, attribute) -> (line, call position or None) of each hand-over of ``self.<attribute>``.
@@ -95,6 +119,7 @@ class _Collector(ast.NodeVisitor):
 
     def _bind_target(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
+            self.loop_attrs.pop(target.id, None)
             kept = _slim(value) if value is not None else None
             if isinstance(value, ast.IfExp) and isinstance(kept, ast.BoolOp):
                 written = [part for part in (value.body, value.orelse) if _slim(part) is not None]
@@ -118,6 +143,16 @@ class _Collector(ast.NodeVisitor):
             node = node.value
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
             return node.attr
+        if root and isinstance(node, ast.Name):
+            return self.loop_attrs.get(node.id)
+        return None
+
+    def _element_of(self, node: ast.expr | None) -> str | None:
+        """``l`` of ``for l in self.ups`` or ``self.ups[i]``: ``ups``, an element of which ``node`` is."""
+        if isinstance(node, ast.Name):
+            return self.loop_attrs.get(node.id)
+        if isinstance(node, ast.Subscript):
+            return self._self_attr(node.value)
         return None
 
     def _note_self_assignment(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
@@ -125,11 +160,34 @@ class _Collector(ast.NodeVisitor):
             return
         attr = self._self_attr(target)
         if attr is None:
+            if isinstance(target, ast.Subscript):
+                container = self._self_attr(target.value, root=True)
+                if container is not None:
+                    self.class_elements[(self.class_qual, container)] = None  # ``self.ups[0] = ...``
             for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else ():
                 self._note_self_assignment(element, None, line)
             return
         callee = _slim(value.func) if isinstance(value, ast.Call) else None
-        self.class_builds.setdefault(self.class_qual, {}).setdefault(attr, []).append((line, callee, self.scope))
+        kept = construction.slim_value(value, self.positions.offset) if value is not None else construction.UNKNOWN_NODE
+        self.class_builds.setdefault(self.class_qual, {}).setdefault(attr, []).append(
+            _Assigned(line, callee, self.scope, kept, self.method_params)
+        )
+
+    def _note_element(self, node: ast.Call) -> None:
+        """``self.ups.append(m)`` puts ``m`` in ``self.ups``; any other change to it leaves its elements unknown."""
+        func = node.func
+        if self.class_qual is None or not isinstance(func, ast.Attribute):
+            return
+        attr = self._self_attr(func.value)
+        if attr is None or func.attr not in _CHANGES_CONTAINER:
+            return
+        key = (self.class_qual, attr)
+        known = self.class_elements.get(key, [])
+        if func.attr != "append" or len(node.args) != 1 or node.keywords or known is None:
+            self.class_elements[key] = None
+            return
+        known.append((construction.slim_value(node.args[0], self.positions.offset), self.scope, self.method_params))
+        self.class_elements[key] = known
 
     def _note_hand_over(self, value: ast.expr, line: int, call: tuple[int, int, int, int] | None) -> None:
         if self.class_qual is None:
@@ -169,8 +227,36 @@ class _Collector(ast.NodeVisitor):
         self._bind_target(node.target, node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
         self._bind_target(node.target, None)
+        alias = self._loop_alias(node.target, node.iter)
+        saved = dict(self.loop_attrs)
+        if alias is not None:
+            self.loop_attrs[alias[0]] = alias[1]
+        for statement in (*node.body, *node.orelse):
+            self.visit(statement)
+        self.loop_attrs = saved
+
+    def _loop_alias(self, target: ast.expr, iterable: ast.expr) -> tuple[str, str] | None:
+        """``for l in self.ups`` / ``for i, l in enumerate(self.ups)``: (``l``, ``ups``)."""
+        if self.class_qual is None:
+            return None
+        if (
+            isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "enumerate"
+            and len(iterable.args) == 1 and isinstance(target, ast.Tuple) and len(target.elts) == 2
+        ):
+            iterable, target = iterable.args[0], target.elts[1]
+        attr = self._self_attr(iterable)
+        if attr is None or not isinstance(target, ast.Name):
+            return None
+        return target.id, attr
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if isinstance(node.value, ast.Call):
+            self.returned.add(id(node.value))
         self.generic_visit(node)
+        if node.value is not None:
+            self.returned.discard(id(node.value))
 
     visit_AsyncFor = visit_For  # type: ignore[assignment]
 
@@ -191,7 +277,8 @@ class _Collector(ast.NodeVisitor):
     def _enter(self, node: ast.AST, kind: str, name: str) -> tuple:
         qualname = f"{self.scope.qualname}.{name}" if self.scope.kind != "module" else f"{self.module}.{name}" if self.module else name
         self.scope.bind(name, ("qual", qualname))
-        saved = (self.scope, self.unit, self.function, self.tries, self.ifs)
+        saved = (self.scope, self.unit, self.function, self.tries, self.ifs, self.branches, self.loop_attrs)
+        self.branches, self.loop_attrs = (), {}
         if self.scope.kind == "module":
             self.unit = qualname
             self.units.append(qualname)
@@ -203,16 +290,18 @@ class _Collector(ast.NodeVisitor):
         return saved
 
     def _leave(self, saved: tuple) -> None:
-        self.scope, self.unit, self.function, self.tries, self.ifs = saved
+        self.scope, self.unit, self.function, self.tries, self.ifs, self.branches, self.loop_attrs = saved
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for decorator in node.decorator_list:
             self.visit(decorator)
         self.visit(node.args)
-        saved_self = (self.class_qual, self.self_name)
+        saved_self = (self.class_qual, self.self_name, self.method, self.method_params, self.function_params)
         arguments = node.args
+        top_level = self.scope is self.module_scope
         self._enter_self(node)
         saved = self._enter(node, "function", node.name)
+        self._note_construction_code(node, top_level)
         for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
             self.scope.bind(arg.arg, ("opaque",))
         for star_arg in (arguments.vararg, arguments.kwarg):
@@ -221,9 +310,29 @@ class _Collector(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)
-        self.class_qual, self.self_name = saved_self
+        self.class_qual, self.self_name, self.method, self.method_params, self.function_params = saved_self
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def _note_construction_code(self, node: ast.FunctionDef | ast.AsyncFunctionDef, top_level: bool) -> None:
+        """A method's name and ``__init__``'s parameters; a top-level function's parameters and, for a helper, its returns."""
+        offset = self.positions.offset
+        if top_level:
+            self.function_params = construction.parameter_names(node)
+            returns = construction.helper_returns(node, offset)
+            if returns is not None:
+                signature, defaults = construction.signature_of(node, False, offset)
+                self.helpers[self.scope.qualname] = (returns, signature, defaults, self.scope)
+            return
+        self.function_params = frozenset()
+        if self.class_qual is not None and self.scope.parent is not None and self.scope.parent.parent is self.module_scope:
+            self.method = node.name
+            self.method_params = construction.parameter_names(node) if node.name == "__init__" else frozenset()
+            if node.name == "__init__" and self.self_name is not None:
+                signature, defaults = construction.signature_of(node, True, offset)
+                self.inits[self.class_qual] = (signature, defaults, self.scope)
+        elif self.class_qual is not None:
+            self.method_params = frozenset()  # a nested function: its names are not ``__init__``'s parameters
 
     def _enter_self(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """A method of a top-level class names its ``self``; a nested function may shadow it."""
@@ -256,7 +365,7 @@ class _Collector(ast.NodeVisitor):
             self.visit(keyword)
         top_level = self.scope is self.module_scope
         saved = self._enter(node, "class", node.name)
-        saved_self = (self.class_qual, self.self_name)
+        saved_self = (self.class_qual, self.self_name, self.method, self.method_params)
         if top_level:
             self.class_bases[self.scope.qualname] = [_slim(base) for base in node.bases] + (
                 [None] if node.keywords else []
@@ -271,7 +380,7 @@ class _Collector(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)
-        self.class_qual, self.self_name = saved_self
+        self.class_qual, self.self_name, self.method, self.method_params = saved_self
 
     # -- context ------------------------------------------------------------
     def visit_Try(self, node: ast.Try) -> None:
@@ -290,11 +399,13 @@ class _Collector(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
-        saved = self.ifs
+        saved, saved_branches = self.ifs, self.branches
         self.ifs = (*saved, node.test)
-        for statement in (*node.body, *node.orelse):
-            self.visit(statement)
-        self.ifs = saved
+        for taken, block in ((True, node.body), (False, node.orelse)):
+            self.branches = (*saved_branches, (node.test, taken))
+            for statement in block:
+                self.visit(statement)
+        self.ifs, self.branches = saved, saved_branches
 
     def visit_Call(self, node: ast.Call) -> None:
         func = _slim(node.func)
@@ -302,27 +413,83 @@ class _Collector(ast.NodeVisitor):
             func = self.callees.setdefault(func.id, func)
         first = _first_argument(node)
         site = self.positions.site(node, self.unit)
-        target = ""
-        if self.class_qual is not None:
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _WALKS_SUBMODULES:
-                owner = node.func.value
-                if isinstance(owner, ast.Name) and owner.id == self.self_name:
-                    self.opaque_classes.add(self.class_qual)
-                else:
-                    self._note_hand_over(owner, site.line, site.key)
-            for value in (*node.args, *(k.value for k in node.keywords)):
-                self._note_hand_over(value, site.line, site.key)
-            if self.class_qual == self.unit:
-                target = self._self_attr(first) or ""
+        target, element = self._in_class(node, first, site) if self.class_qual is not None else ("", "")
         if func is not None:
+            if _capitalised(func):
+                self.constructed.append((func, self.scope, construction.slim_value(node, self.positions.offset), self.method_params))
+            on_self = bool(target or element)
             self.calls.append(
                 _CallRecord(
                     func, self.scope, self.unit, self.function, self.tries[-1] if self.tries else None, self.ifs,
                     site, _has_star(node), _tensor_name_missing(node),
-                    _leaves_unparametrized(node), target, isinstance(first, ast.Call),
+                    _leaves_unparametrized(node), target or element, isinstance(first, ast.Call),
+                    bool(element), self.method if on_self else "", self._when() if on_self else (),
+                    isinstance(first, ast.Name) and first.id in self.function_params and id(node) in self.returned,
                 )
             )
         self.generic_visit(node)
+
+    def _in_class(self, node: ast.Call, first: ast.expr | None, site: Site) -> tuple[str, str]:
+        """A call in a method: note what it hands over; the ``self`` attribute its module is, or is an element of."""
+        assert self.class_qual is not None
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _WALKS_SUBMODULES:
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and owner.id == self.self_name:
+                self.opaque_classes.add(self.class_qual)
+            else:
+                self._note_hand_over(owner, site.line, site.key)
+        if not (isinstance(node.func, ast.Name) and node.func.id in _ONLY_READS):
+            for value in (*node.args, *(k.value for k in node.keywords)):
+                self._note_hand_over(value, site.line, site.key)
+        self._note_element(node)
+        if self.class_qual != self.unit:
+            return "", ""
+        self._note_method_call(node, site)
+        target = self._self_attr(first) or ""
+        return target, "" if target else self._element_of(first) or ""
+
+    def _note_method_call(self, node: ast.Call, site: Site) -> None:
+        """``self.waveform_decoder.remove_weight_norm()``: a removal method called on an attribute."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or "remove" not in func.attr or node.args or node.keywords:
+            return
+        attr = self._self_attr(func.value)
+        if attr is None:
+            return
+        caught = self.tries[-1] if self.tries else None
+        guarded = bool(caught and caught & _SWALLOWS) or any(_SPELLING_CHECK.search(ast.unparse(t)) for t in self.ifs)
+        self.method_calls.append(MethodCall(site, attr, func.attr, guarded))
+
+    def _when(self) -> tuple[Test, ...]:
+        """The tests on ``__init__``'s parameters that hold here (``?`` for one it cannot read, or outside ``__init__``)."""
+        return tuple(
+            test for node, taken in self.branches for test in construction.tests_of(node, self.method_params, taken)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Assigned:
+    """One assignment to ``self.<attribute>``: where, the callee (a call's), the value kept, the parameters it may name."""
+
+    line: int
+    callee: ast.expr | None
+    scope: Scope
+    value: ast.expr
+    params: frozenset[str]
+
+
+#: Builtins that only look at what they are given (``hasattr(self, "cond_layer")``): no hand-over.
+#: ``getattr``/``vars`` are not among them: what they return may be changed.
+_ONLY_READS = frozenset({"hasattr", "isinstance", "issubclass", "len", "id", "type", "print", "repr", "str", "callable"})
+
+#: Container methods that change its elements (``append`` is followed; the others make them unknown).
+_CHANGES_CONTAINER = frozenset({"append", "extend", "insert", "__setitem__", "update", "add_module", "pop", "remove"})
+
+
+def _capitalised(func: ast.expr) -> bool:
+    """A callee whose last name is capitalised, as class names are: its calls may build a class of the file."""
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name[:1].isupper()
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +510,15 @@ class _CallRecord:
     self_attr: str
     #: The first argument is itself a call (``weight_norm(nn.Conv1d(...))``): a module built right there.
     first_is_call: bool
+    #: ``self_attr`` names the container the first argument is an element of (``for l in self.ups``).
+    element: bool
+    #: The method of ``unit`` the call is in, and the tests on ``__init__``'s parameters that hold there
+    #: (kept only for calls on ``self.<attr>``).
+    method: str
+    when: tuple[Test, ...]
+    #: ``return applier(module)`` where ``module`` is a parameter of the enclosing top-level function: a helper
+    #: that norms what its callers give it (``apply_parametrization_norm``), not a module that already exists.
+    returns_parameter: bool
 
 
 def _slim(node: ast.expr | None, depth: int = 0) -> ast.expr | None:
@@ -566,8 +742,18 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
     reader.finish_removals()
     reader.finish_units()
     summary.imports = tuple(sorted({t for t in collector.import_targets if not _is_api_name(t)}))
-    summary.plain_classes = _plain_classes(collector, resolver, aliases)
+    names_of = _names_of(resolver, aliases)
+    summary.plain_classes = _plain_classes(collector, resolver, names_of)
     summary.handed = _handed(collector, summary)
+    flagged = {r.site.unit for r in summary.removals if r.method == "__init__" and r.when}
+    summary.inits = {
+        qual: construction.with_defaults(signature, defaults, scope, names_of)
+        for qual, (signature, defaults, scope) in collector.inits.items()
+        if qual in flagged or _uses_parameters(summary.plain_classes.get(qual, {}))
+    }
+    summary.helpers = _helpers(collector, names_of)
+    summary.constructions = _constructions(collector, resolver, names_of, flagged)
+    summary.method_calls = collector.method_calls
     summary.exports = _exports(collector, resolver)
     summary.choices = _module_choices(collector, resolver)
     summary.star_modules = tuple(collector.star_modules)
@@ -606,6 +792,10 @@ class _CallReader:
         self.legacy_remover_in: set[int] = set()
         #: Removals, kept until every function's removers are known.
         self.pending: list[tuple[_CallRecord, catalogue.Spelling, str]] = []
+        #: Units whose norm applications go to their own parameter and are returned (``apply_parametrization_norm``),
+        #: and the names called with a module that already exists: such a call norms that module in place.
+        self.parameter_appliers: set[str] = set()
+        self.called_on_existing: set[str] = set()
 
     def read(self, call: "_CallRecord") -> None:
         names = self.resolver.expr(call.func, call.scope)
@@ -613,6 +803,8 @@ class _CallReader:
             return
         names, imported = _expand_aliases(names, self.aliases)
         self.refs.setdefault(call.unit, set()).update(n for n in names if not n.startswith("torch."))
+        if not call.first_is_call:
+            self.called_on_existing.update(names)
         roles = self._roles(call, names)
         if roles.applied:
             self._record_applications(call, names, roles, imported)
@@ -649,7 +841,9 @@ class _CallReader:
             _chosen_legacy_weight_norm(call, self.resolver, self.collector.choice_sites)
             if _WEIGHT_NORM in roles.applied else None
         )
-        if not call.first_is_call:
+        if call.returns_parameter:
+            self.parameter_appliers.add(call.unit)
+        elif not call.first_is_call:
             summary.applies_in_place = True
         for kind, styles in roles.applied.items():
             self.direct.setdefault(call.unit, {}).setdefault(kind, set()).update(styles)
@@ -672,6 +866,8 @@ class _CallReader:
         """The removals, each with its guard (which needs every remover of its function)."""
         for call, spelling, api in self.pending:
             self.summary.removals.append(self._removal(call, spelling, api))
+        if self.parameter_appliers & self.called_on_existing:
+            self.summary.applies_in_place = True  # a helper of the file norms a module that already exists
 
     def _removal(self, call: "_CallRecord", spelling: catalogue.Spelling, api: str) -> Removal:
         if spelling.style is catalogue.Style.MODERN:
@@ -685,6 +881,9 @@ class _CallReader:
                 leave_parametrized_false=call.leave_parametrized_false,
                 star_args=call.star_args,
                 self_attr=call.self_attr,
+                element=call.element,
+                method=call.method,
+                when=call.when,
             )
         return Removal(
             site=call.site,
@@ -694,6 +893,9 @@ class _CallReader:
             guard=_guard(call.caught, call.ifs, call.function in self.modern_remover_in, modern=False),
             star_args=call.star_args,
             self_attr=call.self_attr,
+            element=call.element,
+            method=call.method,
+            when=call.when,
         )
 
     def finish_units(self) -> None:
@@ -732,7 +934,18 @@ def _handed(collector: "_Collector", summary: FileSummary) -> dict[tuple[str, st
 _MODULE_BASE = frozenset({"torch.nn.Module"})
 
 
-def _plain_classes(collector: _Collector, resolver: Resolver, aliases: Aliases) -> dict[str, dict[str, Built]]:
+def _names_of(resolver: Resolver, aliases: Aliases) -> construction.NamesOf:
+    """What a callee may be: the resolver's names, a project alias of a torch API read as that API."""
+
+    def names_of(callee: ast.expr, scope: Scope) -> frozenset[str]:
+        names = resolver.expr(callee, scope)
+        expanded = [aliases[n] for n in names if n in aliases]
+        return names.difference(aliases).union(*expanded) if expanded else names
+
+    return names_of
+
+
+def _plain_classes(collector: _Collector, resolver: Resolver, names_of: construction.NamesOf) -> dict[str, dict[str, Built]]:
     """Top-level classes whose attributes can be read off their code, with how each attribute is built."""
     subclassed: set[str] = set()
     for _, base, scope in collector.bases:
@@ -743,25 +956,78 @@ def _plain_classes(collector: _Collector, resolver: Resolver, aliases: Aliases) 
             continue
         if any(base is None or resolver.expr(base, collector.module_scope) != _MODULE_BASE for base in bases):
             continue
-        out[qual] = _built_attributes(collector.class_builds.get(qual, {}), resolver, aliases)
+        out[qual] = _built_attributes(qual, collector, names_of)
     return out
 
 
-def _built_attributes(
-    assigned: dict[str, list[tuple[int, ast.expr | None, Scope]]], resolver: Resolver, aliases: Aliases
-) -> dict[str, Built]:
-    """Each attribute's first assignment, with the constructor when it is the attribute's only one."""
+def _built_attributes(qual: str, collector: _Collector, names_of: construction.NamesOf) -> dict[str, Built]:
+    """Each attribute's first assignment, with the constructor and value when it is the attribute's only one."""
     built: dict[str, Built] = {}
-    for attr, assignments in assigned.items():
-        line, callee, scope = assignments[0]
+    for attr, assignments in collector.class_builds.get(qual, {}).items():
+        first = assignments[0]
         names: frozenset[str] = frozenset()
-        if len(assignments) == 1 and callee is not None:
-            names = resolver.expr(callee, scope)
-            expanded = [aliases[n] for n in names if n in aliases]
-            if expanded:
-                names = names.difference(aliases).union(*expanded)
-        built[attr] = Built(line, tuple(sorted(names)))
+        value: Value | None = None
+        elements: tuple[Value, ...] | None = None
+        if len(assignments) == 1:
+            value = construction.to_value(first.value, first.scope, names_of, first.params)
+            if first.callee is not None:
+                names = names_of(first.callee, first.scope)
+            appended = collector.class_elements.get((qual, attr), [])
+            if appended is not None:
+                elements = _elements(value, appended, names_of)
+            if value.kind != "call" or (not value.args and not value.keywords and value.names == tuple(sorted(names))):
+                value = None  # not a module built here, or a call its constructor names say all about
+        built[attr] = Built(first.line, tuple(sorted(names)), value, elements)
     return built
+
+
+def _elements(
+    value: Value, appended: list[tuple[ast.expr, Scope, frozenset[str]]], names_of: construction.NamesOf,
+) -> tuple[Value, ...] | None:
+    """What a container attribute holds: the list it is built from and what is appended (None: not a container)."""
+    if value.kind != "call" or not all(name in construction.CONTAINERS for name in value.names) or value.keywords or value.star:
+        return None
+    if len(value.args) > 1 or (value.args and value.args[0].kind != "list"):
+        return None
+    given = value.args[0].args if value.args else ()
+    return given + tuple(construction.to_value(node, scope, names_of, params) for node, scope, params in appended)
+
+
+def _helpers(collector: _Collector, names_of: construction.NamesOf) -> dict[str, Helper]:
+    out: dict[str, Helper] = {}
+    for qual, (returns, signature, defaults, scope) in collector.helpers.items():
+        params = frozenset(p.name for p in signature.params)
+        out[qual] = Helper(
+            construction.with_defaults(signature, defaults, scope.parent or scope, names_of),
+            tuple(Return(when, construction.to_value(node, scope, names_of, params)) for when, node in returns),
+        )
+    return out
+
+
+def _uses_parameters(attributes: dict[str, Built]) -> bool:
+    """Some attribute's construction names a parameter of ``__init__``: the arguments a class is built with matter."""
+    pending = [v for built in attributes.values() for v in (built.value, *(built.elements or ())) if v is not None]
+    while pending:
+        value = pending.pop()
+        if value.kind == "param":
+            return True
+        pending.extend(value.args)
+        pending.extend(v for _, v in value.keywords)
+    return False
+
+
+def _constructions(
+    collector: _Collector, resolver: Resolver, names_of: construction.NamesOf, wanted: set[str],
+) -> dict[str, tuple[Value, ...]]:
+    """The calls in the file that build one of ``wanted`` (its classes whose ``__init__`` removes under a test)."""
+    out: dict[str, list[Value]] = {}
+    if not wanted:
+        return {}
+    for func, scope, node, params in collector.constructed:
+        names = resolver.expr(func, scope)
+        if len(names) == 1 and next(iter(names)) in wanted:
+            out.setdefault(next(iter(names)), []).append(construction.to_value(node, scope, names_of, params))
+    return {qual: tuple(values) for qual, values in out.items()}
 
 
 def _applies_kind(name: str, kind: str) -> bool:

@@ -69,6 +69,96 @@ class Removal:
     star_args: bool = False
     #: The target is ``self.<attr>`` in a method of the top-level class ``site.unit``: that attribute ("" otherwise).
     self_attr: str = ""
+    #: The target is an element of ``self.<self_attr>`` (``for l in self.ups: remove_weight_norm(l)``, ``self.ups[0]``).
+    element: bool = False
+    #: The method of ``site.unit`` the call is in ("" outside one), and the tests on that method's parameters
+    #: that hold where the call runs (``if not conv_pre_weight_norm:``); a test it cannot read is ``Test("", "?")``.
+    method: str = ""
+    when: tuple[Test, ...] = ()
+
+
+@dataclass(frozen=True)
+class Test:
+    """A test on one parameter, as construction code writes it: ``norm == "weight_norm"``, ``not flag``.
+
+    ``op`` is ``==``, ``!=``, ``in``, ``not in``, ``is``, ``is not``, ``true``, ``false`` or ``?`` (a
+    test the removal rules cannot read); ``literals`` are the constants compared with, as ``repr`` writes them.
+    """
+
+    param: str
+    op: str
+    literals: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Value:
+    """An expression construction code passes on, as far as the removal rules follow constants.
+
+    Kept so that ``SConv1d(..., norm="weight_norm")`` can be followed through
+    ``NormConv1d(..., norm=norm)`` to ``apply_parametrization_norm(nn.Conv1d(...), norm)``
+    and on to the norm it applies, without the syntax tree.
+    """
+
+    #: "call", "const" (``literal``), "param" (``names[0]``, a parameter of the enclosing function) or "unknown".
+    kind: str
+    #: call: the qualified names the callee may be; param: the parameter's name.
+    names: tuple[str, ...] = ()
+    literal: str = ""
+    args: tuple[Value, ...] = ()
+    keywords: tuple[tuple[str, Value], ...] = ()
+    #: call: it passes ``*args`` or ``**kwargs`` (what they carry is unknown).
+    star: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a function the removal rules follow (``self`` left out)."""
+
+    name: str
+    #: The default, when there is one.
+    default: Value | None
+    positional: bool
+    keyword: bool
+
+
+@dataclass(frozen=True)
+class Signature:
+    params: tuple[Param, ...]
+    #: ``*args`` / ``**kwargs`` are accepted (extra arguments go there).
+    varargs: bool = False
+    varkw: bool = False
+
+
+@dataclass(frozen=True)
+class Return:
+    """``return value`` where every test in ``when`` holds."""
+
+    when: tuple[Test, ...]
+    value: Value
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A top-level function made only of tests and returns (``apply_parametrization_norm(module, norm)``).
+
+    Its returns, in source order: the first whose tests hold is what a call
+    with those arguments gives back.
+    """
+
+    signature: Signature
+    returns: tuple[Return, ...]
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    """``self.<attr>.<method>()`` in a method of a top-level class, for a method named like a removal (``remove_weight_norm``)."""
+
+    site: Site
+    self_attr: str
+    method: str
+    #: An enclosing ``try`` swallows ValueError, or an ``if`` looks at the module's norms first.
+    guarded: bool
 
 
 @dataclass(frozen=True)
@@ -78,6 +168,13 @@ class Built:
     line: int
     #: Qualified names the constructor may be (empty: not a single call, or assigned more than once).
     constructor: tuple[str, ...]
+    #: The one call assigned, its parameters those of the method assigning it when that is ``__init__`` (otherwise
+    #: they are unknown).  None when ``constructor`` says all about it (a torch layer or applier, whose arguments
+    #: do not matter), when it is no call, or when the attribute is assigned more than once.
+    value: Value | None = None
+    #: A container (``nn.ModuleList()``, ``nn.ModuleList([...])``): every element put in it, when the class's code
+    #: shows them all (``.append(...)``, a list or comprehension); None: not known.
+    elements: tuple[Value, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +226,14 @@ class FileSummary:
     #: (``norm_f = weight_norm if flag else spectral_norm``) -> where that alternative is written:
     #: calls through the name from other files are WN103 findings whose fix rewrites it here.
     choices: dict[str, Site] = field(default_factory=dict)
+    #: Top-level class -> the signature of the ``__init__`` it defines itself.
+    inits: dict[str, Signature] = field(default_factory=dict)
+    #: Top-level functions made only of tests and returns (``Helper``), by qualified name.
+    helpers: dict[str, Helper] = field(default_factory=dict)
+    #: ``self.<attr>.remove_...()`` calls on attributes (WN109 follows them into the attribute's class).
+    method_calls: list[MethodCall] = field(default_factory=list)
+    #: Top-level class of the file -> the calls that construct it in the file, with their arguments.
+    constructions: dict[str, tuple[Value, ...]] = field(default_factory=dict)
     #: Some call in the file applies a norm to a module that already exists (``weight_norm(self.conv)``,
     #: ``weight_norm(m)``): attributes may then hold a norm their construction does not show.
     applies_in_place: bool = False

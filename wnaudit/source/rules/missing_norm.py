@@ -1,11 +1,14 @@
-"""Removals whose target, as its class builds it, holds no norm at all: WN109.
+"""Removals whose target, as the project's code builds it, holds no norm at that moment: WN109.
 
 ``remove_weight_norm(self.conv)`` where ``self.conv = nn.Conv1d(...)`` (no
-norm ever applied), or ``remove_weight_norm(self.block)`` where
-``self.block = SConv(...)`` and the norm sits on ``SConv``'s own ``self.conv``:
-both removers raise ``ValueError`` on every torch version, whichever spelling
-they are.  Reported only where the class's code shows every assignment of the
-attribute and nothing else can have normed it (see ``FileSummary.plain_classes``).
+norm ever applied; likewise each element of ``self.source_downs``), where
+``self.cond_layer = SConv1d(..., norm="weight_norm")`` and the norm sits on
+``self.cond_layer.conv.conv`` (constant arguments followed through
+``targets.Follow``), or where ``__init__`` already removed the norm for the
+constant flag the class is built with: every remover raises ``ValueError``
+on every torch version, whichever spelling it is.  Reported only where the
+class's code shows every assignment of the attribute, nothing else can have
+normed it (see ``FileSummary.plain_classes``) and the constants decide it.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ...core import catalogue
-from ..model import Built, FileSummary, Removal
-from .base import LEGACY, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
+from ..model import Built, FileSummary, MethodCall, Removal, Signature
+from . import _removal_target_examples as examples
+from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
+from .targets import Arg, Follow, Held, Norm, bind, built_value, constants, passes, short
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -25,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def call_on_child(child: str, call: cst.Call, kind: str) -> cst.Call | None:
-    """``remove_weight_norm(self.block)`` -> ``remove_weight_norm(self.block.conv)``: the module that holds the norm."""
+    """``remove_weight_norm(self.block)`` -> ``remove_weight_norm(self.block.conv.conv)``: the module that holds the norm."""
     import libcst as cst
 
     args = list(call.args)
@@ -33,31 +37,25 @@ def call_on_child(child: str, call: cst.Call, kind: str) -> cst.Call | None:
         if arg.star:
             return None
         if arg.keyword is None or arg.keyword.value == "module":
-            args[index] = arg.with_changes(value=cst.Attribute(value=arg.value, attr=cst.Name(child)))
+            value = arg.value
+            for name in child.split("."):
+                value = cst.Attribute(value=value, attr=cst.Name(name))
+            args[index] = arg.with_changes(value=value)
             return call.with_changes(args=args)
     return None
 
 
-def _torch_module_class(name: str) -> bool:
-    """A ``torch.nn`` layer class (``torch.nn.Conv1d``): constructing one applies no norm."""
-    module, _, last = name.rpartition(".")
-    return module == "torch.nn" and last[:1].isupper() and catalogue.spelling_for_api(name) is None
-
-
-def _applied_kinds(names: tuple[str, ...]) -> set[str]:
-    """The norm kinds an attribute's constructor applies, when it is nothing but norm appliers."""
-    kinds: set[str] = set()
-    for name in names:
-        found = catalogue.spelling_for_api(name)
-        if found is None or found[1] != "apply":
-            return set()
-        kinds.add(found[0].kind.value)
-    return kinds
+_MODERN_WRAPPER = 'remove_parametrizations(self.cond_layer, "weight")'
+_MODERN_PRE = 'remove_parametrizations(self.conv_pre, "weight")'
+_MODERN_DOWN = 'remove_parametrizations(down, "weight")'
 
 
 class RemovalFromModuleWithoutNorm(Rule):
     code = "WN109"
-    title = "removal from a module that holds no norm (built without one, or a wrapper whose child holds it)"
+    title = (
+        "removal from a module that holds no norm (built without one, a wrapper whose descendant holds it, "
+        "or a norm its constructor flag already removed)"
+    )
     severity = Severity.ERROR
     applicability = Applicability.UNSAFE
     VALID = (
@@ -74,8 +72,29 @@ class RemovalFromModuleWithoutNorm(Rule):
             "        self.conv = nn.Conv1d(2, 2, 3)\n        weight_norm(self.conv)  # noqa: WN103\n\n"
             "    def fold(self):\n        remove_weight_norm(self.conv)\n"
         ),
+        # Issue 22 (e): each shape's valid counterpart (see ``_removal_target_examples``).
+        Valid(examples.wrapper("self.cond_layer.remove_weight_norm()", methods=True)),  # the wrapper's own method reaches it
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=True")),  # the flag keeps the norm
+        Valid(examples.flag(_MODERN_PRE, "")),  # the default keeps it
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=flag")),  # not a constant: undecided
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=False", guard='if hasattr(self.conv_pre, "parametrizations"):')),
+        Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=False", guard="try:")),
+        Valid(examples.never_normed(_MODERN_DOWN, examples.NORMED_DOWNS)),  # normed where it is built
+        Valid(examples.never_normed(_MODERN_DOWN, examples.LISTED_DOWNS, extra=examples.NORMED_IN_A_LOOP)),  # normed in a loop
     )
     INVALID = (
+        Invalid(
+            examples.wrapper(_MODERN_WRAPPER),
+            expected_replacement=examples.wrapper(_MODERN_WRAPPER.replace("self.cond_layer", "self.cond_layer.conv.conv")),
+        ),
+        Invalid(
+            examples.wrapper("remove_weight_norm(self.cond_layer)", legacy=True),
+            expected_replacement=examples.wrapper("remove_weight_norm(self.cond_layer.conv.conv)", legacy=True),
+        ),
+        Invalid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=False"), expected_replacement=None),
+        Invalid(examples.flag("remove_weight_norm(self.conv_pre)", "conv_pre_weight_norm=False", legacy=True), expected_replacement=None),
+        Invalid(examples.never_normed("remove_weight_norm(down)", examples.APPENDED_DOWNS, legacy=True), expected_replacement=None),
+        Invalid(examples.never_normed(_MODERN_DOWN, examples.LISTED_DOWNS), expected_replacement=None),
         Invalid(
             "import torch.nn as nn\nfrom torch.nn.utils.parametrize import remove_parametrizations\n\n\n"
             "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -106,22 +125,30 @@ class RemovalFromModuleWithoutNorm(Rule):
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
         if summary.applies_in_place:
             return  # some code norms modules after they are built: constructions do not tell
+        follow = Follow(context)
         for removal in summary.removals:
             built = self._plain_attribute(summary, removal)
-            if built is None:
+            if built is None or built_value(built) is None:
                 continue
-            if all(_torch_module_class(name) for name in built.constructor):
-                yield self._never_normed(removal, built)
-                continue
-            candidate = self._on_wrapper(summary, context, removal, built)
+            if removal.element:
+                candidate = self._on_elements(summary, follow, removal, built)
+            else:
+                candidate = self._on_attribute(summary, follow, removal, built)
+            if candidate is not None:
+                yield candidate
+        for call in summary.method_calls:
+            candidate = self._through_method(summary, follow, call)
             if candidate is not None:
                 yield candidate
 
     @staticmethod
-    def _plain_attribute(summary: FileSummary, removal: Removal) -> Built | None:
+    def _plain_attribute(summary: FileSummary, removal: Removal | MethodCall) -> Built | None:
         """How the unguarded removal's ``self.<attr>`` is built, when its class's code shows it and nothing else gets it."""
         attr = removal.self_attr
-        if not attr or removal.guard != "none" or removal.star_args:
+        if isinstance(removal, MethodCall):
+            if removal.guarded:
+                return None
+        elif not attr or removal.guard != "none" or removal.star_args:
             return None
         owner = removal.site.unit
         built = summary.plain_classes.get(owner, {}).get(attr)
@@ -129,7 +156,93 @@ class RemovalFromModuleWithoutNorm(Rule):
             return None
         return built
 
-    def _never_normed(self, removal: Removal, built: Built) -> Candidate:
+    def _through_method(self, summary: FileSummary, follow: Follow, call: MethodCall) -> Candidate | None:
+        """``self.dec.remove_weight_norm()`` where ``self.dec`` is built with a constant flag under which its
+        ``__init__`` already removes a norm that this method removes again (the class may sit in an imported file)."""
+        built = self._plain_attribute(summary, call)
+        if built is None or built_value(built) is None:
+            return None
+        held = follow.value(summary, built_value(built), {})
+        if not isinstance(held, Held) or held.cls is None or held.cls[1] == call.site.unit:
+            return None
+        target = follow.context.summary_at(held.cls[0])
+        if target is None or target.applies_in_place or (held.cls[0] == (summary.file or summary.path)):
+            return None  # in the same file the removal itself is reported, at its own line
+        for later in target.removals:
+            if later.site.unit != held.cls[1] or later.method != call.method or later.when or later.element:
+                continue
+            found = self._removed_before(target, follow, later, held.env)
+            if found is not None:
+                first, norm = found
+                flags = ", ".join(f"{t.param}={held.env[t.param]}" for t in first.when if isinstance(held.env.get(t.param), str))
+                name = Path(target.path).name
+                return Candidate(
+                    self.code,
+                    call.site,
+                    f"`self.{call.self_attr}` is a {held.label} built at line {built.line} with {flags}: its `__init__` already "
+                    f"removes the norm of `.{later.self_attr}` ({name}:{first.site.line}; the norm {norm.cite()}), and "
+                    f"`{call.method}()` removes it again ({name}:{later.site.line}): {later.api} raises ValueError there "
+                    "and folds nothing",
+                    None,
+                )
+        return None
+
+    @staticmethod
+    def _removed_before(
+        target: FileSummary, follow: Follow, later: Removal, env: dict[str, Arg],
+    ) -> tuple[Removal, Norm] | None:
+        """The ``__init__`` removal that, for the constants in ``env``, already took the norm ``later`` removes."""
+        owner = later.site.unit
+        if later.guard != "none" or later.star_args or target.handed.get((owner, later.self_attr)):
+            return None
+        built = target.plain_classes.get(owner, {}).get(later.self_attr)
+        if built is None or built_value(built) is None:
+            return None
+        held = follow.value(target, built_value(built), env)
+        if not isinstance(held, Held) or held.norm is None:
+            return None
+        for first in target.removals:
+            if _removes_in_init(first, later, held.norm) and passes(first.when, env) is True:
+                return first, held.norm
+        return None
+
+    def _on_attribute(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
+        held = follow.value(summary, built_value(built), {})
+        if not isinstance(held, Held):
+            return None
+        if held.state == "plain":
+            return self._never_normed(removal, built, held)
+        if held.state == "instance":
+            return self._on_wrapper(follow, removal, built, held, f"`self.{removal.self_attr}`")
+        if held.norm is not None:
+            return self._after_flag(summary, follow, removal, built, held.norm)
+        return None
+
+    def _on_elements(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
+        """A removal on each element of ``self.<attr>``: reported when every element is decided and none holds the norm."""
+        if not built.elements:
+            return None  # not a container whose elements the code shows, or an empty one (the loop never runs)
+        held = [follow.value(summary, element, {}) for element in built.elements]
+        if not all(isinstance(h, Held) for h in held):
+            return None
+        found = [h for h in held if isinstance(h, Held)]
+        target = f"the elements of `self.{removal.self_attr}`"
+        if all(h.state == "plain" for h in found):
+            lines = sorted({e.line for e in built.elements if e.line})
+            classes = " or ".join(dict.fromkeys(h.label for h in found))
+            return Candidate(
+                self.code,
+                removal.site,
+                f"{target} hold no norm: each is built as {classes} (line{'s' if len(lines) > 1 else ''} "
+                f"{', '.join(map(str, lines))}) and never normed, so {removal.api} finds no {_sought(removal)} on them, "
+                "raises ValueError and folds nothing",
+                None,
+            )
+        if len(found) == 1 and found[0].state == "instance":
+            return self._on_wrapper(follow, removal, built, found[0], target)
+        return None
+
+    def _never_normed(self, removal: Removal, built: Built, held: Held) -> Candidate:
         """The attribute is a torch module built without a norm: the removal raises."""
         return Candidate(
             self.code,
@@ -139,49 +252,68 @@ class RemovalFromModuleWithoutNorm(Rule):
             None,
         )
 
-    def _on_wrapper(self, summary: FileSummary, context: Context, removal: Removal, built: Built) -> Candidate | None:
-        """The attribute is a project class whose child holds the norm: fixable when exactly one child does."""
-        found = self._wrapper(summary, context, removal, built.constructor)
-        if found is None:
-            return None
-        wrapper, children = found
-        child = children[0][0]
-        where = ", ".join(f"`.{name}` (applied at {Path(p).name}:{n})" for name, (p, n) in children)
-        attr = removal.self_attr
-        advice = f"; remove it from `self.{attr}.{child}`" if len(children) == 1 else ""
+    def _on_wrapper(self, follow: Follow, removal: Removal, built: Built, held: Held, target: str) -> Candidate | None:
+        """A project class whose descendants hold the norm (found through its constant arguments): fixable when one does."""
+        paths, _ = follow.norms_inside(held)
+        wanted = [(path, norm) for path, norm in paths if removal.style != LEGACY or removal.kind in norm.kinds]
+        if not wanted:
+            return None  # where the norm sits is not decided (a string from a config, a class the code hides)
+        where = ", ".join(f"`.{'.'.join(path)}` ({norm.cite()})" for path, norm in wanted)
+        given = "" if removal.element else constants(built_value(built))
+        made = f"built at line {built.line}" + (f" with {given}" if given else "")
+        child = ".".join(wanted[0][0])
+        single = len(wanted) == 1
+        advice = f"; remove it from `{target.strip('`')}.{child}`" if single and not removal.element else ""
         return Candidate(
             self.code,
             removal.site,
-            f"`self.{attr}` is a {wrapper} (built at line {built.line}) whose norm sits on its child {where}: "
-            f"{removal.api} on the wrapper finds no {_sought(removal)}, raises ValueError and folds nothing{advice}",
-            Fix(functools.partial(call_on_child, child), removal.kind or WEIGHT_NORM) if len(children) == 1 else None,
+            f"{target} is a {held.label} ({made}) whose norm sits on its {_relation(wanted, single)} "
+            f"{where}: {removal.api} on the wrapper finds no {_sought(removal)}, raises ValueError and folds nothing{advice}",
+            Fix(functools.partial(call_on_child, child), removal.kind or WEIGHT_NORM) if single else None,
         )
 
-    @staticmethod
-    def _wrapper(
-        summary: FileSummary, context: Context, removal: Removal, constructor: tuple[str, ...],
-    ) -> tuple[str, list[tuple[str, tuple[str, int]]]] | None:
-        """The project class the attribute is built from, and its children that hold the norm the removal wants."""
-        if len(constructor) != 1:
+    def _after_flag(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built, norm: Norm) -> Candidate | None:
+        """A removal outside ``__init__`` of a norm ``__init__`` already removes for a constant flag the file passes."""
+        if removal.method in ("", "__init__") or removal.when:
             return None
-        keys = context.resolve(summary, constructor[0])
-        if len(keys) != 1:
-            return None
-        file, unit = keys[0]
-        target = context.summary_at(file)
-        if target is None or target.applies_in_place:
-            return None
-        attrs = target.plain_classes.get(unit)
-        if attrs is None:
-            return None
-        children: list[tuple[str, tuple[str, int]]] = []
-        for name, child in sorted(attrs.items()):
-            kinds = _applied_kinds(child.constructor)
-            if kinds and (removal.style != LEGACY or removal.kind in kinds):
-                children.append((name, (target.path, child.line)))
-        if not children:
-            return None
-        return unit.rpartition(".")[2], children
+        owner = removal.site.unit
+        for first in summary.removals:
+            if not _removes_in_init(first, removal, norm):
+                continue
+            for made in summary.constructions.get(owner, ()):
+                bound = bind(summary.inits.get(owner, Signature(())), [follow.value(summary, a, {}) for a in made.args],
+                             {name: follow.value(summary, a, {}) for name, a in made.keywords}, made.star)
+                if bound is None or passes(first.when, bound) is not True:
+                    continue
+                flags = ", ".join(f"{t.param}={bound[t.param]}" for t in first.when if isinstance(bound.get(t.param), str))
+                return Candidate(
+                    self.code,
+                    removal.site,
+                    f"`self.{removal.self_attr}` has no norm left here for the {short(owner)} built at line {made.line} "
+                    f"with {flags}: `__init__` already removes it at line {first.site.line} (the norm {norm.cite()}), "
+                    f"so {removal.api} raises ValueError and folds nothing",
+                    None,
+                )
+        return None
+
+
+def _relation(wanted: list, single: bool) -> str:
+    """``child`` for an attribute of the wrapper, ``descendant`` for one further down."""
+    word = "child" if all(len(path) == 1 for path, _ in wanted) else "descendant"
+    return word if single else word + "ren" if word == "child" else word + "s"
+
+
+def _removes_in_init(first: Removal, later: Removal, norm: Norm) -> bool:
+    """``first`` is ``__init__``'s unguarded removal of the same attribute under readable tests, and it folds ``norm``."""
+    if first.site.unit != later.site.unit or first.method != "__init__" or first.self_attr != later.self_attr:
+        return False
+    if first.element or first.guard != "none" or first.star_args or not first.when:
+        return False
+    if any(test.op == "?" for test in first.when):
+        return False
+    if first.style == LEGACY:
+        return first.kind in norm.kinds and norm.styles == {LEGACY}
+    return norm.styles == {MODERN}
 
 
 def _sought(removal: Removal) -> str:
