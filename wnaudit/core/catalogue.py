@@ -280,5 +280,42 @@ PT2_AOTI_WEIGHTS_CONFIG_SUFFIX = "weights_config.json"
 #: (``torch.load(weights_only=False)``, torchbind's pickler, ``pickle.loads``).
 PT2_CUSTOM_OBJECT_PREFIX = "custom_obj_"
 PT2_OPAQUE_OBJECT_PREFIX = "opaque_obj_"
+#: Legacy members that ``torch.export.load`` (2.13) still prefers to the configs when present: a whole
+#: state dict or constants dict pickled in one file, read by ``deserialize_torch_artifact``
+#: (``torch.load(weights_only=True)``, then again with ``weights_only=False`` when that fails).
+PT2_LEGACY_WEIGHTS = "data/weights/{}.pt"
+PT2_LEGACY_CONSTANTS = "data/constants/{}.pt"
+#: The loader of the pt2 layout alone. ``torch.export.load`` falls back, when it raises ``RuntimeError``,
+#: to the pre-2.8 layout (top-level ``serialized_*.pt`` members, unpickled as above); wnaudit never takes that path.
+PT2_LOAD_API = "torch.export.pt2_archive._package.load_pt2"
+#: The one program ``torch.export.load`` returns from an archive.
+PT2_LOADED_MODEL = "model"
+#: The aten operators whose name is a dunder (``torch.ops.aten.__and__.Tensor``): no other dunder
+#: is accepted in a node target, so a target cannot walk to Python internals (``__class__``, ``__globals__``).
+PT2_ATEN_DUNDER_OPS: frozenset[str] = frozenset(
+    f"__{name}__" for prefix in ("", "i") for name in (prefix + op for op in ("and", "or", "xor", "lshift", "rshift"))
+)
+#: The names a symbolic-shape expression of an archive may call (``expr_str`` of an ``as_expr``, written by
+#: ``sympy.srepr``): sympy's constructors and the functions torch's deserializer hands to ``sympy.sympify``.
+#: ``sympify`` evaluates the string as Python, so an expression naming anything else needs ``--trust-pickle``.
+PT2_SYMPY_NAMES: frozenset[str] = frozenset({
+    "Symbol", "Dummy", "Integer", "Rational", "Float", "Add", "Mul", "Pow", "Max", "Min", "Abs", "Mod", "floor", "ceiling",
+    "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "And", "Or", "Not", "Piecewise", "ExprCondPair",
+    "StrictLessThan", "LessThan", "StrictGreaterThan", "GreaterThan", "Equality", "Unequality",
+    "oo", "zoo", "nan", "true", "false", "True", "False", "None", "pi", "E",
+    "FloorDiv", "ModularIndexing", "Where", "PythonMod", "CleanDiv", "CeilToInt", "FloorToInt", "CeilDiv",
+    "LShift", "RShift", "PowByNatural", "FloatPow", "FloatTrueDiv", "IntTrueDiv",
+    "IsNonOverlappingAndDenseIndicator", "TruncToFloat", "TruncToInt", "RoundToInt", "RoundDecimal",
+    "ToFloat", "OpaqueUnaryFn_sqrt", "BitwiseFn_bitwise_and", "BitwiseFn_bitwise_or", "BitwiseFn_bitwise_xor",
+    "Identity", "int_oo", "IntInfinity", "NegativeIntInfinity",
+})
+#: One token of such an expression: a name, a keyword argument's name, a quoted symbol name, a number, an operator.
+PT2_SYMPY_TOKEN = re.compile(
+    r"\s*(?:(?P<kwarg>[A-Za-z_]\w*)\s*=(?!=)|(?P<name>[A-Za-z_]\w*)|'(?P<quoted>[A-Za-z_]\w*|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)'"
+    r"|(?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<operator>\*\*|//|[-+*/%(),<>]=?|==|!=))"
+)
+#: A node target (or operator argument) that names a registered aten/prims overload, ``torch.ops.NS.OP.OVERLOAD``,
+#: or ``operator.getitem``: what a program may call without running code from its file.
+PT2_SAFE_TARGET = re.compile(r"torch\.ops\.(?:aten|prims)\.(?P<op>[A-Za-z_]\w*)\.(?!__)[A-Za-z_]\w*|_operator\.getitem")
 #: wnaudit's own call that folds a model before it is exported (the AOTInductor message names it).
 FOLD_BEFORE_EXPORT_API = "wnaudit.fold_weight_norm"

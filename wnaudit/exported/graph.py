@@ -185,12 +185,16 @@ def _is_two_norm(norm: dict[str, Any]) -> bool:
 
 
 def iter_all_nodes(value: Any) -> Iterator[dict[str, Any]]:
-    """Every serialized node anywhere in the program, subgraphs included (for the trust screen)."""
-    if isinstance(value, dict):
-        if isinstance(value.get("target"), str) and isinstance(value.get("inputs"), list):
-            yield value
-        for item in value.values():
-            yield from iter_all_nodes(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from iter_all_nodes(item)
+    """Every serialized node anywhere in the program, subgraphs included (for the trust screen).
+
+    Iterative, so that no nesting depth a JSON member can hold exhausts the stack.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("target"), str) and isinstance(item.get("inputs"), list):
+                yield item
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
