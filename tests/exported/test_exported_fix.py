@@ -141,3 +141,61 @@ def test_an_ignored_code_is_neither_reported_nor_folded(fused_archive: Path, tmp
     before = target.read_bytes()
     assert run(["-q", "--fix", "--ignore", "WN401", str(target)]) == 0
     assert target.read_bytes() == before
+
+
+def test_second_fix_changes_nothing_and_exits_0(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = _copy(fused_archive, tmp_path)
+    assert run(["-q", "--fix", str(target)]) == 0
+    once = target.read_bytes()
+    capsys.readouterr()
+    assert run(["--fix", str(target)]) == 0
+    assert target.read_bytes() == once
+    assert "fixed" not in capsys.readouterr().out
+
+
+def test_fix_with_output_writes_the_folded_archive_there_and_leaves_the_input(fused_archive: Path, tmp_path: Path) -> None:
+    source = _copy(fused_archive, tmp_path)
+    before = source.read_bytes()
+    output = tmp_path / "folded.pt2"
+    assert run(["-q", "--fix", "-o", str(output), str(source)]) == 0
+    assert source.read_bytes() == before
+    fixed = load(output)
+    assert weight_norm_ops(fixed) == [] and set(FOLDED_NAMES) <= set(fixed.state_dict)
+    x = sample_input()
+    assert same_bits(run_program(load(source), x), run_program(fixed, x))
+    again = tmp_path / "again.pt2"
+    assert run(["-q", "--fix", "-o", str(again), str(output)]) == 0, "a clean input with -o is copied"
+    assert again.read_bytes() == output.read_bytes()
+
+
+class _DynamicVocoder(torch.nn.Module):
+    """Whole-tensor norm (dim=None) on a ConvTranspose1d, exported with a dynamic time axis."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from torch.nn.utils.parametrizations import weight_norm
+
+        self.up = weight_norm(torch.nn.ConvTranspose1d(3, 2, 4, stride=2, padding=1), dim=None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.up(x)
+
+
+def test_dynamic_shapes_and_dim_none_fold_without_trust_pickle(tmp_path: Path) -> None:
+    """Symbolic shapes that are plain sympy are not code: the fix loads them and the folded program stays dynamic."""
+    import warnings
+
+    torch.manual_seed(3)
+    model = _DynamicVocoder().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(model, (torch.randn(1, 3, 8),), dynamic_shapes=({2: torch.export.Dim("T", min=2, max=64)},))
+    target = save(program, tmp_path / "dynamic.pt2")
+    assert run(["-q", str(target)]) == 1
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == [] and sorted(fixed.state_dict) == ["up.bias", "up.weight"]
+    assert fixed.range_constraints, "the folded program keeps its dynamic axis"
+    for length in (5, 8, 40):
+        x = torch.randn(1, 3, length, generator=torch.Generator().manual_seed(length))
+        assert same_bits(run_program(program, x), run_program(fixed, x))

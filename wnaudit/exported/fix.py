@@ -17,7 +17,7 @@ from pathlib import Path
 from ..common.atomic import atomic_write_bytes
 from ..common.options import RunOptions
 from ..core import torch_api
-from ..core.catalogue import PT2_SAMPLE_INPUTS
+from ..core.catalogue import PT2_LOADED_MODEL, PT2_SAMPLE_INPUTS
 from .archive import ArchiveContents
 from .errors import ExportedProgramError
 from .graph import WeightNormSite, find_weight_norms
@@ -28,12 +28,11 @@ from .verify import program_inputs, run_program, verify_written
 
 logger = logging.getLogger(__name__)
 
-#: The one program ``torch.export.load`` returns from an archive.
-_LOADED_MODEL = "model"
+_LOADED_MODEL = PT2_LOADED_MODEL
 
 
 def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSite], options: RunOptions) -> list[str]:
-    """Fold the weight norms ``sites`` of the archive at ``path`` in place; return the folded names."""
+    """Fold the weight norms ``sites`` of the archive at ``path`` in place (or into ``options.output``); return the folded names."""
     if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
         raise ExportedProgramError("not fixed: the archive holds several programs; torch.export.load reads only 'model'")
     data = path.read_bytes()
@@ -47,9 +46,21 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
     def verify(candidate: Path) -> None:
         verify_written(candidate, inputs, expected)
 
-    atomic_write_bytes(path, written, verify=verify)
-    logger.info("%s: folded %d weight norms: %s", path, len(names), ", ".join(names))
+    target = options.output if options.output is not None else path
+    atomic_write_bytes(target, written, verify=verify)
+    logger.info("%s: folded %d weight norms into %s: %s", path, len(names), target, ", ".join(names))
     return names
+
+
+def copy_unchanged(path: Path, output: Path) -> None:
+    """``--fix -o OUT`` with nothing to fold still writes OUT (a byte copy, verified), as for checkpoints."""
+    data = path.read_bytes()
+
+    def verify(candidate: Path) -> None:
+        if candidate.read_bytes() != data:
+            raise ExportedProgramError("not written: the copy differs from the input")
+
+    atomic_write_bytes(output, data, verify=verify)
 
 
 def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) -> None:
