@@ -146,10 +146,11 @@ def test_an_ignored_code_is_neither_reported_nor_folded(fused_archive: Path, tmp
 def test_second_fix_changes_nothing_and_exits_0(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = _copy(fused_archive, tmp_path)
     assert run(["-q", "--fix", str(target)]) == 0
-    once = target.read_bytes()
+    once, stat = target.read_bytes(), target.stat()
     capsys.readouterr()
     assert run(["--fix", str(target)]) == 0
     assert target.read_bytes() == once
+    assert (target.stat().st_ino, target.stat().st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns), "the file was rewritten"
     assert "fixed" not in capsys.readouterr().out
 
 
