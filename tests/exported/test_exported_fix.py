@@ -77,7 +77,7 @@ def test_outputs_that_differ_refuse_the_fix_and_leave_the_file(fused_archive: Pa
 
 def test_archive_whose_loading_runs_code_needs_trust_pickle(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Guard code is exec'd by ep.module(): without --trust-pickle the fix never loads the archive."""
-    target = rewrite_model_json(fused_archive, tmp_path / "guarded.pt2", lambda program: program.update(guards_code=["True"]))
+    target = rewrite_model_json(fused_archive, tmp_path / "guarded.pt2", lambda program: program.update(guards_code=["__import__('os').getpid() > 0"]))
     before = target.read_bytes()
     assert run(["-q", "--fix", str(target)]) == 2
     err = capsys.readouterr().err
@@ -199,4 +199,41 @@ def test_dynamic_shapes_and_dim_none_fold_without_trust_pickle(tmp_path: Path) -
     assert fixed.range_constraints, "the folded program keeps its dynamic axis"
     for length in (5, 8, 40):
         x = torch.randn(1, 3, length, generator=torch.Generator().manual_seed(length))
+        assert same_bits(run_program(program, x), run_program(fixed, x))
+
+
+class _DerivedDims(torch.nn.Module):
+    """A derived dynamic dimension: the program carries input guards and symbolic-size arithmetic nodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from torch.nn.utils.parametrizations import weight_norm
+
+        self.conv = weight_norm(torch.nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        batch, channels, length = y.shape
+        return y.reshape(batch, channels * length // 2, 2)[:, : length // 2 + 1] * (length * 1.0)
+
+
+def test_plain_guards_and_size_arithmetic_fold_without_trust_pickle(tmp_path: Path) -> None:
+    import json
+    import warnings
+    import zipfile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        length = torch.export.Dim("T", min=4, max=64)
+        program = torch.export.export(_DerivedDims().eval(), (torch.randn(2, 4, 8),), dynamic_shapes=({2: 2 * length},))
+    target = save(program, tmp_path / "derived.pt2")
+    with zipfile.ZipFile(target) as archive:
+        serialized = json.loads(archive.read(next(n for n in archive.namelist() if n.endswith("models/model.json"))))
+    assert serialized["guards_code"], "this export carries guard code"
+    assert any(str(node["target"]).startswith("_operator.mul") for node in serialized["graph_module"]["graph"]["nodes"])
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == []
+    for steps in (4, 6, 20):
+        x = torch.randn(2, 4, 2 * steps, generator=torch.Generator().manual_seed(steps))
         assert same_bits(run_program(program, x), run_program(fixed, x))

@@ -127,7 +127,25 @@ def _sympy_code(src: Path, dst: Path, marker: Path) -> Path:
     return rewrite_model_json(src, dst, edit)
 
 
+def _guard_code(src: Path, dst: Path, marker: Path) -> Path:
+    """A guard that is Python, not size arithmetic: ep.module() would exec it."""
+    def edit(program: dict[str, Any]) -> None:
+        program["guards_code"] = ["L['x'].size()[0] == 1", f"__import__('os').makedirs({str(marker)!r}) is None"]
+
+    return rewrite_model_json(src, dst, edit)
+
+
+def _guard_breaking_out(src: Path, dst: Path, marker: Path) -> Path:
+    """A guard ending in a comment: pasted into torch._assert(GUARD, "...") it would swallow the rest of the line."""
+    def edit(program: dict[str, Any]) -> None:
+        program["guards_code"] = ["L['x'].size()[0] == 1 #"]
+
+    return rewrite_model_json(src, dst, edit)
+
+
 UNTRUSTED = {
+    "python as guard code": (_guard_code, "not plain size arithmetic"),
+    "guard ending in a comment": (_guard_breaking_out, "not plain size arithmetic"),
     "legacy weights file": (_legacy_weights, "data/weights/model.pt"),
     "legacy constants file": (_legacy_constants, "data/constants/model.pt"),
     "pre-2.8 layout fallback": (_old_layout_fallback, "outside its top-level folder"),

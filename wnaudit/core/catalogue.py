@@ -314,6 +314,23 @@ PT2_SYMPY_TOKEN = re.compile(
     r"\s*(?:(?P<kwarg>[A-Za-z_]\w*)\s*=(?!=)|(?P<name>[A-Za-z_]\w*)|'(?P<quoted>[A-Za-z_]\w*|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)'"
     r"|(?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<operator>\*\*|//|[-+*/%(),<>]=?|==|!=))"
 )
+#: Node targets of symbolic-size arithmetic in programs with dynamic shapes (``s1 * 2``, ``sym_float(s1)``):
+#: exact names of pure functions that ``torch.export.load`` resolves by ``getattr`` and that run nothing else.
+PT2_SYMBOLIC_TARGETS: frozenset[str] = frozenset(
+    {f"_operator.{name}" for name in (
+        "add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "neg", "pos", "abs",
+        "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_",
+    )}
+    | {f"torch.{name}" for name in ("sym_float", "sym_int", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "_sym_sqrt")}
+    | {f"math.{name}" for name in ("ceil", "floor", "trunc", "sqrt")}
+)
+#: What a program's input guards (``guards_code``, ``exec``'d by ``ep.module()``) may contain to be run
+#: without ``--trust-pickle``: sizes of inputs (``L['x'].size()[2]``) compared and combined by arithmetic.
+PT2_GUARD_ROOT = "L"
+PT2_GUARD_TENSOR_METHODS: frozenset[str] = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
+PT2_GUARD_FUNCTIONS: frozenset[str] = frozenset({"max", "min", "abs", "Max", "Min", "Abs"})
+PT2_GUARD_MATH_FUNCTIONS: frozenset[str] = frozenset({"floor", "ceil", "trunc", "sqrt", "isnan"})
+PT2_GUARD_KEY = re.compile(r"[A-Za-z_]\w*")
 #: A node target (or operator argument) that names a registered aten/prims overload, ``torch.ops.NS.OP.OVERLOAD``,
 #: or ``operator.getitem``: what a program may call without running code from its file.
 PT2_SAFE_TARGET = re.compile(r"torch\.ops\.(?:aten|prims)\.(?P<op>[A-Za-z_]\w*)\.(?!__)[A-Za-z_]\w*|_operator\.getitem")

@@ -14,7 +14,7 @@
 - an AOTInductor package's shared library, loaded (native code) by ``load_pt2``;
 
 and running the program (``ep.module()``) ``exec``s guard code built from the
-archive's ``guards_code`` and constant inputs, and calls each node's target,
+archive's ``guards_code`` (accepted only when :func:`.guards.is_plain_guard`) and constant inputs, and calls each node's target,
 any ``torch.*`` attribute the graph names.  The fix loads and runs the
 program only when none of these can happen (sample inputs are first read by
 wnaudit with ``weights_only=True`` alone), or with ``--trust-pickle``; and it
@@ -36,17 +36,21 @@ from ..core.catalogue import (
     PT2_LEGACY_WEIGHTS,
     PT2_OPAQUE_OBJECT_PREFIX,
     PT2_SAFE_TARGET,
+    PT2_SYMBOLIC_TARGETS,
     PT2_SYMPY_NAMES,
     PT2_SYMPY_TOKEN,
 )
 from .archive import ArchiveContents, ModelEntry
 from .graph import iter_all_nodes
+from .guards import is_plain_guard
 
 TRUST_FLAG = "--trust-pickle"
 
 
 def is_safe_target(target: str) -> bool:
-    """A registered aten/prims overload or ``operator.getitem``: nothing a target can reach runs code from the file."""
+    """A registered aten/prims overload, ``operator.getitem`` or a pure symbolic-size function: nothing else runs."""
+    if target in PT2_SYMBOLIC_TARGETS:
+        return True
     match = PT2_SAFE_TARGET.fullmatch(target)
     if match is None:
         return False
@@ -68,6 +72,11 @@ def code_run_on_load(contents: ArchiveContents) -> list[str]:
 
 
 def _model_reasons(entry: ModelEntry) -> list[str]:
+    return [*_payload_reasons(entry), *_code_reasons(entry.program), *_graph_reasons(entry.program)]
+
+
+def _payload_reasons(entry: ModelEntry) -> list[str]:
+    """Weights and constants that loading would unpickle."""
     reasons = []
     for config, what in ((entry.weights_config, "weight"), (entry.constants_config, "constant")):
         for fqn, payload in config.items():
@@ -75,12 +84,27 @@ def _model_reasons(entry: ModelEntry) -> list[str]:
                 reasons.append(f"{what} {fqn} is pickled")
             elif str(payload.get("path_name", "")).startswith((PT2_CUSTOM_OBJECT_PREFIX, PT2_OPAQUE_OBJECT_PREFIX)):
                 reasons.append(f"{what} {fqn} is a pickled object")
-    program = entry.program
-    if program.get("guards_code"):
-        reasons.append("it carries guard code, which running it executes")
+    return reasons
+
+
+def _code_reasons(program: dict[str, Any]) -> list[str]:
+    """Strings that loading evaluates (symbolic shapes) or running executes (guards, non-tensor inputs)."""
+    reasons = []
+    guards = program.get("guards_code") or []
+    unsafe_guard = next((guard for guard in guards if not is_plain_guard(guard)), None) if isinstance(guards, list) else guards
+    if unsafe_guard is not None:
+        reasons.append(f"it carries guard code {str(unsafe_guard)[:80]!r}, not plain size arithmetic, which running it executes")
     unsafe = next(iter(_unsafe_expressions(program)), None)
     if unsafe is not None:
         reasons.append(f"its symbolic shape {unsafe[:80]!r} is not a plain sympy expression, and loading evaluates it")
+    if not _user_inputs_are_tensors(program):
+        reasons.append("it takes non-tensor inputs, which become code in its input guards")
+    return reasons
+
+
+def _graph_reasons(program: dict[str, Any]) -> list[str]:
+    """Node targets and operator arguments that name anything but registered operators and pure size functions."""
+    reasons = []
     for node in iter_all_nodes(program.get("graph_module", {})):
         target = str(node.get("target"))
         if not is_safe_target(target):
@@ -88,8 +112,6 @@ def _model_reasons(entry: ModelEntry) -> list[str]:
     for operator in _operator_arguments(program.get("graph_module", {})):
         if not is_safe_target(operator):
             reasons.append(f"an argument names {operator}, not a registered aten operator")
-    if not _user_inputs_are_tensors(program):
-        reasons.append("it takes non-tensor inputs, which become code in its input guards")
     return reasons
 
 
