@@ -165,10 +165,10 @@ def test_fix_never_unpickles_nor_evaluates_code_from_the_file(
     marker = tmp_path / "ran"
     target = build(fused_archive, tmp_path / "hostile.pt2", marker)
     before = target.read_bytes()
-    assert run(["-q", "--fix", str(target)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and reason in err and "unexpected" not in err, err
+    status = run(["-q", "--fix", str(target)])
     assert not marker.exists(), "code from the archive ran"
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and len(err.splitlines()) == 1 and reason in err and "unexpected" not in err, err
     assert target.read_bytes() == before
 
 
