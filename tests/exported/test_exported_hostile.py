@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import warnings
 import zipfile
 from collections.abc import Callable, Iterable
@@ -118,11 +119,17 @@ def _operator_argument(src: Path, dst: Path, marker: Path) -> Path:
 
 
 def _sympy_code(src: Path, dst: Path, marker: Path) -> Path:
-    """An expression string sympify would evaluate as Python."""
+    """A dynamic archive whose symbolic sizes are Python that sympify would evaluate."""
+    planted = f"__import__('os').makedirs({str(marker)!r})"
+
     def edit(program: dict[str, Any]) -> None:
-        node = program["graph_module"]["graph"]["nodes"][-1]
-        expression = f"__import__('os').makedirs({str(marker)!r})"
-        node["inputs"].append({"name": "planted", "arg": {"as_sym_int": {"as_expr": {"expr_str": expression, "hint": None}}}, "kind": 1})
+        text = json.dumps(program)
+        expressions = set(re.findall(r'"expr_str": ("(?:[^"\\]|\\.)*")', text))
+        assert expressions, "the source archive has symbolic sizes"
+        for expression in expressions:
+            text = text.replace(f'"expr_str": {expression}', f'"expr_str": {json.dumps(planted)}')
+        program.clear()
+        program.update(json.loads(text))
 
     return rewrite_model_json(src, dst, edit)
 
@@ -159,11 +166,12 @@ UNTRUSTED = {
 
 @pytest.mark.parametrize("case", sorted(UNTRUSTED))
 def test_fix_never_unpickles_nor_evaluates_code_from_the_file(
-    case: str, fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    case: str, fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
 ) -> None:
     build, reason = UNTRUSTED[case]
     marker = tmp_path / "ran"
-    target = build(fused_archive, tmp_path / "hostile.pt2", marker)
+    source = request.getfixturevalue("dynamic_archive") if build is _sympy_code else fused_archive
+    target = build(source, tmp_path / "hostile.pt2", marker)
     before = target.read_bytes()
     status = run(["-q", "--fix", str(target)])
     assert not marker.exists(), "code from the archive ran"
