@@ -282,3 +282,37 @@ def test_absurd_recorded_input_shape_is_refused_not_allocated(tmp_path: Path, ca
     assert run(["-q", "--fix", str(target)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "elements; not generated" in err, err
+
+
+def _malformed(edit: Callable[[dict[str, Any]], None], member: str = "models/model.json") -> Callable[[Path, Path], Path]:
+    def build(src: Path, dst: Path) -> Path:
+        def change(name: str, data: bytes) -> bytes:
+            if not name.endswith(member):
+                return data
+            value = json.loads(data)
+            edit(value)
+            return json.dumps(value).encode()
+
+        return rewrite(src, dst, edit=change)
+
+    return build
+
+
+MALFORMED = {
+    "graph_module is a list": _malformed(lambda p: p.update(graph_module=[])),
+    "input_specs is a number": _malformed(lambda p: p["graph_module"]["signature"].update(input_specs=3)),
+    "node inputs are a float": _malformed(lambda p: [n.update(inputs=1.5) for n in p["graph_module"]["graph"]["nodes"]]),
+    "node outputs are a string": _malformed(lambda p: [n.update(outputs="x") for n in p["graph_module"]["graph"]["nodes"]]),
+    "a spec's arg is a number": _malformed(lambda p: [s.get("user_input", {}).update(arg=7) for s in p["graph_module"]["signature"]["input_specs"]]),
+    "weights config is a string": _malformed(lambda c: c.update(config="x"), "weights_config.json"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_json_is_never_an_unexpected_error(case: str, fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by mutating the graph and configs at random: a wrong JSON type reads as absent or is one line."""
+    target = MALFORMED[case](fused_archive, tmp_path / "malformed.pt2")
+    for arguments in (["-q"], ["-q", "--fix"]):
+        status = run([*arguments, str(target)])
+        err = capsys.readouterr().err.strip()
+        assert status in (0, 1, 2) and "unexpected" not in err and len(err.splitlines()) <= 1, err

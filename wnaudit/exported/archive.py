@@ -78,7 +78,7 @@ def _read(archive: zipfile.ZipFile) -> ArchiveContents:
             for config, attr in ((PT2_WEIGHTS_CONFIG, "weights_config"), (PT2_CONSTANTS_CONFIG, "constants_config")):
                 member = config.format(name)
                 if member in infos:
-                    setattr(entry, attr, _json(archive, infos[member]).get("config", {}))
+                    setattr(entry, attr, _config(archive, infos[member]))
             contents.models.append(entry)
         elif inner.startswith(PT2_AOTINDUCTOR_DIR) and inner.endswith(PT2_AOTI_WRAPPER_SUFFIX):
             contents.aoti_sources[inner] = _text(archive, infos[inner])
@@ -102,6 +102,14 @@ def _check_one_folder(names: list[str]) -> None:
         if name in seen:
             raise ExportedProgramError(f"not a .pt2 archive torch can read: member {name!r} appears twice")
         seen.add(name)
+
+
+def _config(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, Any]:
+    """A payload config's ``config`` object: tensor name -> how its payload is stored."""
+    config = _json(archive, info).get("config", {})
+    if not isinstance(config, dict):
+        raise ExportedProgramError(f"{info.filename}: 'config' is not a JSON object")
+    return config
 
 
 def _text(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:

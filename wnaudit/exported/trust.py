@@ -41,7 +41,7 @@ from ..core.catalogue import (
     PT2_SYMPY_TOKEN,
 )
 from .archive import ArchiveContents, ModelEntry
-from .graph import iter_all_nodes
+from .graph import iter_all_nodes, json_list, json_object
 from .guards import is_plain_guard
 
 TRUST_FLAG = "--trust-pickle"
@@ -166,11 +166,11 @@ def is_plain_sympy(expression: str) -> bool:
 
 
 def _user_inputs_are_tensors(program: dict[str, Any]) -> bool:
-    specs = program.get("graph_module", {}).get("signature", {}).get("input_specs", [])
+    specs = json_list(json_object(json_object(program, "graph_module"), "signature"), "input_specs")
     for spec in specs:
         if not isinstance(spec, dict) or "constant_input" in spec or "custom_obj" in spec:
             return False
         user = spec.get("user_input")
-        if isinstance(user, dict) and "as_tensor" not in user.get("arg", {}):
+        if isinstance(user, dict) and "as_tensor" not in json_object(user, "arg"):
             return False
     return True
