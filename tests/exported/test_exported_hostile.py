@@ -316,3 +316,18 @@ def test_malformed_json_is_never_an_unexpected_error(case: str, fused_archive: P
         status = run([*arguments, str(target)])
         err = capsys.readouterr().err.strip()
         assert status in (0, 1, 2) and "unexpected" not in err and len(err.splitlines()) <= 1, err
+
+
+def test_a_program_torch_loads_but_cannot_run_is_refused_in_one_line(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The graph transposes the wrong axes: torch loads it, then fails running it; the fix says so and writes nothing."""
+    def edit(program: dict[str, Any]) -> None:
+        for node in program["graph_module"]["graph"]["nodes"]:
+            if node["target"] == "torch.ops.aten.transpose.int":
+                node["inputs"][1]["arg"] = {"as_int": 0}
+
+    target = rewrite_model_json(fused_archive, tmp_path / "norun.pt2", edit)
+    before = target.read_bytes()
+    assert run(["-q", "--fix", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not run on its sample inputs" in err and "unexpected" not in err, err
+    assert target.read_bytes() == before

@@ -10,8 +10,10 @@ and becomes one line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..common.atomic import atomic_write_bytes
@@ -38,18 +40,34 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
     data = path.read_bytes()
     check_trusted(data, contents, options.trust_pickle)
     reference = _load(data, "the archive")
-    inputs = program_inputs(reference)
-    expected = run_program(reference, inputs)
-    folded_program, names = fold_program(_load(data, "the archive"), sites)
-    written = torch_api.export_save(folded_program)
+    with _stage("the program does not run on its sample inputs or inputs of its recorded shapes"):
+        inputs = program_inputs(reference)
+        expected = run_program(reference, inputs)
+    with _stage("the weight norms cannot be folded"):
+        folded_program, names = fold_program(_load(data, "the archive"), sites)
+    with _stage("torch.export.save cannot write the folded program"):
+        written = torch_api.export_save(folded_program)
 
     def verify(candidate: Path) -> None:
-        verify_written(candidate, inputs, expected)
+        with _stage("the folded program cannot be checked"):
+            verify_written(candidate, inputs, expected)
 
     target = options.output if options.output is not None else path
     atomic_write_bytes(target, written, verify=verify)
     logger.info("%s: folded %d weight norms into %s: %s", path, len(names), target, ", ".join(names))
     return names
+
+
+@contextlib.contextmanager
+def _stage(what: str) -> Iterator[None]:
+    """A failure inside torch while fixing (a program it loaded but cannot run, fold or save) is one line."""
+    try:
+        yield
+    except ExportedProgramError:
+        raise
+    except Exception as error:
+        text = str(error).strip()
+        raise ExportedProgramError(f"not fixed: {what}: {type(error).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")) from error
 
 
 def copy_unchanged(path: Path, output: Path) -> None:
