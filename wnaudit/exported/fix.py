@@ -135,5 +135,6 @@ def load_with_folded_twin(path: Path, *, trust_pickle: bool) -> tuple[object, ob
     data = path.read_bytes()
     check_trusted(data, contents, trust_pickle)
     live = _load(data, "the archive")
-    folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
+    with _stage("the weight norms cannot be folded"):
+        folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
     return live, folded, names
