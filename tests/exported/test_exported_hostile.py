@@ -150,7 +150,17 @@ def _guard_breaking_out(src: Path, dst: Path, marker: Path) -> Path:
     return rewrite_model_json(src, dst, edit)
 
 
+def _range_code(src: Path, dst: Path, marker: Path) -> Path:
+    """A dynamic dimension whose bound is a string: loading hands it to sympy (today torch parses it as an int)."""
+    def edit(program: dict[str, Any]) -> None:
+        for bounds in program["range_constraints"].values():
+            bounds["max_val"] = f"__import__('os').makedirs({str(marker)!r})"
+
+    return rewrite_model_json(src, dst, edit)
+
+
 UNTRUSTED = {
+    "code as a range bound": (_range_code, "range constraints are not numbers"),
     "python as guard code": (_guard_code, "not plain size arithmetic"),
     "guard ending in a comment": (_guard_breaking_out, "not plain size arithmetic"),
     "legacy weights file": (_legacy_weights, "data/weights/model.pt"),
@@ -170,7 +180,7 @@ def test_fix_never_unpickles_nor_evaluates_code_from_the_file(
 ) -> None:
     build, reason = UNTRUSTED[case]
     marker = tmp_path / "ran"
-    source = request.getfixturevalue("dynamic_archive") if build is _sympy_code else fused_archive
+    source = request.getfixturevalue("dynamic_archive") if build in (_sympy_code, _range_code) else fused_archive
     target = build(source, tmp_path / "hostile.pt2", marker)
     before = target.read_bytes()
     status = run(["-q", "--fix", str(target)])

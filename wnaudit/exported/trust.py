@@ -97,9 +97,22 @@ def _code_reasons(program: dict[str, Any]) -> list[str]:
     unsafe = next(iter(_unsafe_expressions(program)), None)
     if unsafe is not None:
         reasons.append(f"its symbolic shape {unsafe[:80]!r} is not a plain sympy expression, and loading evaluates it")
+    if not _ranges_are_numbers(program):
+        reasons.append("its range constraints are not numbers, and loading hands them to sympy")
     if not _user_inputs_are_tensors(program):
         reasons.append("it takes non-tensor inputs, which become code in its input guards")
     return reasons
+
+
+def _ranges_are_numbers(program: dict[str, Any]) -> bool:
+    """Every dynamic dimension's bounds are integers (or absent), as ``torch.export.save`` writes them."""
+    for bounds in json_object(program, "range_constraints").values():
+        if not isinstance(bounds, dict):
+            return False
+        for value in bounds.values():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                return False
+    return True
 
 
 def _graph_reasons(program: dict[str, Any]) -> list[str]:
