@@ -237,3 +237,42 @@ def test_plain_guards_and_size_arithmetic_fold_without_trust_pickle(tmp_path: Pa
     for steps in (4, 6, 20):
         x = torch.randn(2, 4, 2 * steps, generator=torch.Generator().manual_seed(steps))
         assert same_bits(run_program(program, x), run_program(fixed, x))
+
+
+class _EveryDim(torch.nn.Module):
+    """Weight norm over the whole tensor (both spellings, dim=None), over the last axis (2 and -1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import warnings
+
+        from torch.nn.utils import weight_norm as legacy_weight_norm
+        from torch.nn.utils.parametrizations import weight_norm
+
+        self.a = weight_norm(torch.nn.ConvTranspose1d(3, 2, 4, stride=2, padding=1), dim=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            self.b = legacy_weight_norm(torch.nn.Conv1d(2, 2, 3), dim=None)
+        self.c = weight_norm(torch.nn.Conv1d(2, 2, 3), dim=2)
+        self.d = weight_norm(torch.nn.Conv1d(2, 2, 1), dim=-1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.d(self.c(self.b(self.a(x))))
+
+
+def test_decomposed_norms_over_every_dim_are_found_and_folded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import warnings
+
+    torch.manual_seed(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(_EveryDim().eval(), (torch.randn(1, 3, 16),)).run_decompositions()
+    target = save(program, tmp_path / "every_dim.pt2")
+    assert run(["--format", "json", str(target)]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert sorted((f["code"], f["object"]) for f in found) == [("WN402", f"{name}.weight") for name in "abcd"]
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == []
+    x = torch.randn(1, 3, 16, generator=torch.Generator().manual_seed(6))
+    assert same_bits(run_program(program, x), run_program(fixed, x))
