@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from exported_helpers import exported_program, save
+from exported_helpers import Vocoder, exported_program, sample_input, save
 
 
 @pytest.fixture(scope="session")
@@ -31,3 +31,14 @@ def aoti_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
         warnings.simplefilter("ignore")
         torch._inductor.aoti_compile_and_package(exported_program(), package_path=str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def dynamic_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The vocoder exported with a dynamic time axis: its sizes are symbolic expressions in the graph JSON."""
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        length = torch.export.Dim("T", min=4, max=64)
+        program = torch.export.export(Vocoder().eval(), (sample_input(),), dynamic_shapes=({2: length},))
+    return save(program, tmp_path_factory.mktemp("dynamic") / "dynamic.pt2")

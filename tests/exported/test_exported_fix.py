@@ -77,7 +77,7 @@ def test_outputs_that_differ_refuse_the_fix_and_leave_the_file(fused_archive: Pa
 
 def test_archive_whose_loading_runs_code_needs_trust_pickle(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Guard code is exec'd by ep.module(): without --trust-pickle the fix never loads the archive."""
-    target = rewrite_model_json(fused_archive, tmp_path / "guarded.pt2", lambda program: program.update(guards_code=["True"]))
+    target = rewrite_model_json(fused_archive, tmp_path / "guarded.pt2", lambda program: program.update(guards_code=["__import__('os').getpid() > 0"]))
     before = target.read_bytes()
     assert run(["-q", "--fix", str(target)]) == 2
     err = capsys.readouterr().err
@@ -141,3 +141,138 @@ def test_an_ignored_code_is_neither_reported_nor_folded(fused_archive: Path, tmp
     before = target.read_bytes()
     assert run(["-q", "--fix", "--ignore", "WN401", str(target)]) == 0
     assert target.read_bytes() == before
+
+
+def test_second_fix_changes_nothing_and_exits_0(fused_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = _copy(fused_archive, tmp_path)
+    assert run(["-q", "--fix", str(target)]) == 0
+    once, stat = target.read_bytes(), target.stat()
+    capsys.readouterr()
+    assert run(["--fix", str(target)]) == 0
+    assert target.read_bytes() == once
+    assert (target.stat().st_ino, target.stat().st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns), "the file was rewritten"
+    assert "fixed" not in capsys.readouterr().out
+
+
+def test_fix_with_output_writes_the_folded_archive_there_and_leaves_the_input(fused_archive: Path, tmp_path: Path) -> None:
+    source = _copy(fused_archive, tmp_path)
+    before = source.read_bytes()
+    output = tmp_path / "folded.pt2"
+    assert run(["-q", "--fix", "-o", str(output), str(source)]) == 0
+    assert source.read_bytes() == before
+    fixed = load(output)
+    assert weight_norm_ops(fixed) == [] and set(FOLDED_NAMES) <= set(fixed.state_dict)
+    x = sample_input()
+    assert same_bits(run_program(load(source), x), run_program(fixed, x))
+    again = tmp_path / "again.pt2"
+    assert run(["-q", "--fix", "-o", str(again), str(output)]) == 0, "a clean input with -o is copied"
+    assert again.read_bytes() == output.read_bytes()
+
+
+class _DynamicVocoder(torch.nn.Module):
+    """Whole-tensor norm (dim=None) on a ConvTranspose1d, exported with a dynamic time axis."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from torch.nn.utils.parametrizations import weight_norm
+
+        self.up = weight_norm(torch.nn.ConvTranspose1d(3, 2, 4, stride=2, padding=1), dim=None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.up(x)
+
+
+def test_dynamic_shapes_and_dim_none_fold_without_trust_pickle(tmp_path: Path) -> None:
+    """Symbolic shapes that are plain sympy are not code: the fix loads them and the folded program stays dynamic."""
+    import warnings
+
+    torch.manual_seed(3)
+    model = _DynamicVocoder().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(model, (torch.randn(1, 3, 8),), dynamic_shapes=({2: torch.export.Dim("T", min=2, max=64)},))
+    target = save(program, tmp_path / "dynamic.pt2")
+    assert run(["-q", str(target)]) == 1
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == [] and sorted(fixed.state_dict) == ["up.bias", "up.weight"]
+    assert fixed.range_constraints, "the folded program keeps its dynamic axis"
+    for length in (5, 8, 40):
+        x = torch.randn(1, 3, length, generator=torch.Generator().manual_seed(length))
+        assert same_bits(run_program(program, x), run_program(fixed, x))
+
+
+class _DerivedDims(torch.nn.Module):
+    """A derived dynamic dimension: the program carries input guards and symbolic-size arithmetic nodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from torch.nn.utils.parametrizations import weight_norm
+
+        self.conv = weight_norm(torch.nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        batch, channels, length = y.shape
+        return y.reshape(batch, channels * length // 2, 2)[:, : length // 2 + 1] * (length * 1.0)
+
+
+def test_plain_guards_and_size_arithmetic_fold_without_trust_pickle(tmp_path: Path) -> None:
+    import json
+    import warnings
+    import zipfile
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        length = torch.export.Dim("T", min=4, max=64)
+        program = torch.export.export(_DerivedDims().eval(), (torch.randn(2, 4, 8),), dynamic_shapes=({2: 2 * length},))
+    target = save(program, tmp_path / "derived.pt2")
+    with zipfile.ZipFile(target) as archive:
+        serialized = json.loads(archive.read(next(n for n in archive.namelist() if n.endswith("models/model.json"))))
+    assert serialized["guards_code"], "this export carries guard code"
+    assert any(str(node["target"]).startswith("_operator.mul") for node in serialized["graph_module"]["graph"]["nodes"])
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == []
+    for steps in (4, 6, 20):
+        x = torch.randn(2, 4, 2 * steps, generator=torch.Generator().manual_seed(steps))
+        assert same_bits(run_program(program, x), run_program(fixed, x))
+
+
+class _EveryDim(torch.nn.Module):
+    """Weight norm over the whole tensor (both spellings, dim=None), over the last axis (2 and -1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import warnings
+
+        from torch.nn.utils import weight_norm as legacy_weight_norm
+        from torch.nn.utils.parametrizations import weight_norm
+
+        self.a = weight_norm(torch.nn.ConvTranspose1d(3, 2, 4, stride=2, padding=1), dim=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            self.b = legacy_weight_norm(torch.nn.Conv1d(2, 2, 3), dim=None)
+        self.c = weight_norm(torch.nn.Conv1d(2, 2, 3), dim=2)
+        self.d = weight_norm(torch.nn.Conv1d(2, 2, 1), dim=-1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.d(self.c(self.b(self.a(x))))
+
+
+def test_decomposed_norms_over_every_dim_are_found_and_folded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import warnings
+
+    torch.manual_seed(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.export.export(_EveryDim().eval(), (torch.randn(1, 3, 16),)).run_decompositions()
+    target = save(program, tmp_path / "every_dim.pt2")
+    assert run(["--format", "json", str(target)]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert sorted((f["code"], f["object"]) for f in found) == [("WN402", f"{name}.weight") for name in "abcd"]
+    assert run(["-q", "--fix", str(target)]) == 0
+    fixed = load(target)
+    assert weight_norm_ops(fixed) == []
+    x = torch.randn(1, 3, 16, generator=torch.Generator().manual_seed(6))
+    assert same_bits(run_program(program, x), run_program(fixed, x))

@@ -31,13 +31,21 @@ def exported():
     return torch.export.export(model, (torch.randn(1, 80, 50),))
 '''
 
+#: The three inference sites that make an artifact, each as the served call of the example above.
+ARTIFACT_CALLS = {
+    "torch.export.export(model)": "torch.export.export(model, (torch.randn(1, 80, 50),))",
+    "torch.compile(model)": "torch.compile(model)",
+    "aoti_compile_and_package": "torch._inductor.aoti_compile_and_package(torch.export.export(model, (torch.randn(1, 80, 50),)))",
+}
 
-def test_wn110_on_an_export_says_the_artifact_keeps_the_norm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+
+@pytest.mark.parametrize("site", sorted(ARTIFACT_CALLS))
+def test_wn110_on_an_export_says_the_artifact_keeps_the_norm(site: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "serve.py"
-    source.write_text(EXPORTING)
-    assert run(["--format", "json", "--select", "WN110", str(source)]) == 1
+    source.write_text(EXPORTING.replace(ARTIFACT_CALLS["torch.export.export(model)"], ARTIFACT_CALLS[site]))
+    assert run(["--format", "json", "--select", "WN110", "--no-cache", str(source)]) == 1
     [found] = json.loads(capsys.readouterr().out)["findings"]
-    assert "torch.export.export(model)" in found["message"]
+    assert ("torch.compile(model)" if site == "torch.compile(model)" else "torch.export.export(model)") in found["message"]
     assert "artifact" in found["message"] and "keeps computing the norm" in found["message"]
 
 

@@ -45,3 +45,13 @@ def test_example_triggers_exactly_its_code_and_the_fix_cleans_it(code: str, tmp_
 @pytest.mark.parametrize("code", ["WN401", "WN402"])
 def test_use_instead_is_clean(code: str, tmp_path: Path) -> None:
     assert run(["-q", str(_write_example(code, "Use instead", tmp_path))]) == 0
+
+
+@pytest.mark.parametrize("code", ["WN401", "WN402", "WN403"])
+def test_every_wn4xx_code_has_a_readme_row_a_docs_row_and_an_explain_page(code: str, capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[2]
+    readme_rows = [line for line in (root / "README.md").read_text().splitlines() if line.startswith(f"| {code} |")]
+    assert len(readme_rows) == 1 and "exported program" in readme_rows[0]
+    assert f"| {code} |" in (root / "docs" / "exported-programs.md").read_text()
+    assert run(["--explain", code]) == 0
+    assert capsys.readouterr().out.startswith(f"# {code}:")

@@ -280,5 +280,59 @@ PT2_AOTI_WEIGHTS_CONFIG_SUFFIX = "weights_config.json"
 #: (``torch.load(weights_only=False)``, torchbind's pickler, ``pickle.loads``).
 PT2_CUSTOM_OBJECT_PREFIX = "custom_obj_"
 PT2_OPAQUE_OBJECT_PREFIX = "opaque_obj_"
+#: Legacy members that ``torch.export.load`` (2.13) still prefers to the configs when present: a whole
+#: state dict or constants dict pickled in one file, read by ``deserialize_torch_artifact``
+#: (``torch.load(weights_only=True)``, then again with ``weights_only=False`` when that fails).
+PT2_LEGACY_WEIGHTS = "data/weights/{}.pt"
+PT2_LEGACY_CONSTANTS = "data/constants/{}.pt"
+#: The loader of the pt2 layout alone. ``torch.export.load`` falls back, when it raises ``RuntimeError``,
+#: to the pre-2.8 layout (top-level ``serialized_*.pt`` members, unpickled as above); wnaudit never takes that path.
+PT2_LOAD_API = "torch.export.pt2_archive._package.load_pt2"
+#: The one program ``torch.export.load`` returns from an archive.
+PT2_LOADED_MODEL = "model"
+#: The aten operators whose name is a dunder (``torch.ops.aten.__and__.Tensor``): no other dunder
+#: is accepted in a node target, so a target cannot walk to Python internals (``__class__``, ``__globals__``).
+PT2_ATEN_DUNDER_OPS: frozenset[str] = frozenset(
+    f"__{name}__" for prefix in ("", "i") for name in (prefix + op for op in ("and", "or", "xor", "lshift", "rshift"))
+)
+#: The names a symbolic-shape expression of an archive may call (``expr_str`` of an ``as_expr``, written by
+#: ``sympy.srepr``): sympy's constructors and the functions torch's deserializer hands to ``sympy.sympify``.
+#: ``sympify`` evaluates the string as Python, so an expression naming anything else needs ``--trust-pickle``.
+PT2_SYMPY_NAMES: frozenset[str] = frozenset({
+    "Symbol", "Dummy", "Integer", "Rational", "Float", "Add", "Mul", "Pow", "Max", "Min", "Abs", "Mod", "floor", "ceiling",
+    "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "And", "Or", "Not", "Piecewise", "ExprCondPair",
+    "StrictLessThan", "LessThan", "StrictGreaterThan", "GreaterThan", "Equality", "Unequality",
+    "oo", "zoo", "nan", "true", "false", "True", "False", "None", "pi", "E",
+    "FloorDiv", "ModularIndexing", "Where", "PythonMod", "CleanDiv", "CeilToInt", "FloorToInt", "CeilDiv",
+    "LShift", "RShift", "PowByNatural", "FloatPow", "FloatTrueDiv", "IntTrueDiv",
+    "IsNonOverlappingAndDenseIndicator", "TruncToFloat", "TruncToInt", "RoundToInt", "RoundDecimal",
+    "ToFloat", "OpaqueUnaryFn_sqrt", "BitwiseFn_bitwise_and", "BitwiseFn_bitwise_or", "BitwiseFn_bitwise_xor",
+    "Identity", "int_oo", "IntInfinity", "NegativeIntInfinity",
+})
+#: One token of such an expression: a name, a keyword argument's name, a quoted symbol name, a number, an operator.
+PT2_SYMPY_TOKEN = re.compile(
+    r"\s*(?:(?P<kwarg>[A-Za-z_]\w*)\s*=(?!=)|(?P<name>[A-Za-z_]\w*)|'(?P<quoted>[A-Za-z_]\w*|[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)'"
+    r"|(?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)|(?P<operator>\*\*|//|[-+*/%(),<>]=?|==|!=))"
+)
+#: Node targets of symbolic-size arithmetic in programs with dynamic shapes (``s1 * 2``, ``sym_float(s1)``):
+#: exact names of pure functions that ``torch.export.load`` resolves by ``getattr`` and that run nothing else.
+PT2_SYMBOLIC_TARGETS: frozenset[str] = frozenset(
+    {f"_operator.{name}" for name in (
+        "add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "neg", "pos", "abs",
+        "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_",
+    )}
+    | {f"torch.{name}" for name in ("sym_float", "sym_int", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "_sym_sqrt")}
+    | {f"math.{name}" for name in ("ceil", "floor", "trunc", "sqrt")}
+)
+#: What a program's input guards (``guards_code``, ``exec``'d by ``ep.module()``) may contain to be run
+#: without ``--trust-pickle``: sizes of inputs (``L['x'].size()[2]``) compared and combined by arithmetic.
+PT2_GUARD_ROOT = "L"
+PT2_GUARD_TENSOR_METHODS: frozenset[str] = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
+PT2_GUARD_FUNCTIONS: frozenset[str] = frozenset({"max", "min", "abs", "Max", "Min", "Abs"})
+PT2_GUARD_MATH_FUNCTIONS: frozenset[str] = frozenset({"floor", "ceil", "trunc", "sqrt", "isnan"})
+PT2_GUARD_KEY = re.compile(r"[A-Za-z_]\w*")
+#: A node target (or operator argument) that names a registered aten/prims overload, ``torch.ops.NS.OP.OVERLOAD``,
+#: or ``operator.getitem``: what a program may call without running code from its file.
+PT2_SAFE_TARGET = re.compile(r"torch\.ops\.(?:aten|prims)\.(?P<op>[A-Za-z_]\w*)\.(?!__)[A-Za-z_]\w*|_operator\.getitem")
 #: wnaudit's own call that folds a model before it is exported (the AOTInductor message names it).
 FOLD_BEFORE_EXPORT_API = "wnaudit.fold_weight_norm"

@@ -11,7 +11,16 @@ import functools
 import importlib
 from typing import Any
 
-from .catalogue import PARAMETRIZE_CACHE_FLAG, PARAMETRIZE_MODULE, PRUNING_METHOD, PRUNING_TENSOR_ATTR, SPECTRAL_NORM_STATE_HOOKS, Spelling
+from .catalogue import (
+    PARAMETRIZE_CACHE_FLAG,
+    PARAMETRIZE_MODULE,
+    PRUNING_METHOD,
+    PRUNING_TENSOR_ATTR,
+    PT2_LOAD_API,
+    PT2_LOADED_MODEL,
+    SPECTRAL_NORM_STATE_HOOKS,
+    Spelling,
+)
 
 
 class TorchMissingError(RuntimeError):
@@ -152,10 +161,19 @@ def pruned_tensor_names(module: Any) -> set[str]:
 
 
 def export_load(data: bytes) -> Any:
-    """``torch.export.load`` on an archive's bytes (from memory: no temporary file, no name check)."""
+    """The program ``torch.export.load`` returns from an archive's bytes (from memory: no temporary file, no name check).
+
+    Through the pt2 loader itself: ``torch.export.load`` wraps it and, when it raises
+    ``RuntimeError``, retries the archive as the pre-2.8 layout, whose members it unpickles
+    in full; that fallback is never taken here.
+    """
     import io
 
-    return import_torch().export.load(io.BytesIO(data))
+    contents = resolve(PT2_LOAD_API)(io.BytesIO(data))
+    programs = contents.exported_programs
+    if PT2_LOADED_MODEL not in programs:
+        raise RuntimeError(f"the archive holds no program {PT2_LOADED_MODEL!r}")
+    return programs[PT2_LOADED_MODEL]
 
 
 def export_save(program: Any) -> bytes:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ def read_archive(path: Path) -> ArchiveContents:
 
 
 def _read(archive: zipfile.ZipFile) -> ArchiveContents:
+    _check_one_folder(archive.namelist())
     infos = {member_path(info.filename): info for info in archive.infolist()}
     kind = kind_from_names([info.filename for info in infos.values()])
     if kind is None:
@@ -76,13 +78,38 @@ def _read(archive: zipfile.ZipFile) -> ArchiveContents:
             for config, attr in ((PT2_WEIGHTS_CONFIG, "weights_config"), (PT2_CONSTANTS_CONFIG, "constants_config")):
                 member = config.format(name)
                 if member in infos:
-                    setattr(entry, attr, _json(archive, infos[member]).get("config", {}))
+                    setattr(entry, attr, _config(archive, infos[member]))
             contents.models.append(entry)
         elif inner.startswith(PT2_AOTINDUCTOR_DIR) and inner.endswith(PT2_AOTI_WRAPPER_SUFFIX):
             contents.aoti_sources[inner] = _text(archive, infos[inner])
         elif inner.startswith(PT2_AOTINDUCTOR_DIR) and inner.endswith(PT2_AOTI_WEIGHTS_CONFIG_SUFFIX):
             contents.aoti_weight_configs[inner] = _json(archive, infos[inner])
     return contents
+
+
+def _check_one_folder(names: list[str]) -> None:
+    """torch reads every member below the first member's folder and refuses any other; so does wnaudit.
+
+    Members outside that folder, or a name given twice, would let wnaudit and torch read
+    different things (and make ``torch.export.load`` fall back to the pickled pre-2.8 layout).
+    """
+    folder = names[0].partition("/")[0] + "/" if names else ""
+    outside = next((name for name in names if not name.startswith(folder)), None)
+    if outside is not None:
+        raise ExportedProgramError(f"not a .pt2 archive torch can read: member {outside!r} lies outside its top-level folder {folder!r}")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ExportedProgramError(f"not a .pt2 archive torch can read: member {name!r} appears twice")
+        seen.add(name)
+
+
+def _config(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, Any]:
+    """A payload config's ``config`` object: tensor name -> how its payload is stored."""
+    config = _json(archive, info).get("config", {})
+    if not isinstance(config, dict):
+        raise ExportedProgramError(f"{info.filename}: 'config' is not a JSON object")
+    return config
 
 
 def _text(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
@@ -92,8 +119,12 @@ def _text(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
         return archive.read(info).decode("utf-8")
     except UnicodeDecodeError as error:
         raise ExportedProgramError(f"{info.filename} is not UTF-8 text ({error.reason})") from error
-    except (zipfile.BadZipFile, OSError) as error:
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
         raise ExportedProgramError(f"{info.filename}: cannot be read: {error}") from error
+    except NotImplementedError as error:  # zipfile: "That compression method is not supported"
+        raise ExportedProgramError(f"{info.filename}: {error} (compression method {info.compress_type})") from error
+    except RuntimeError as error:  # zipfile's "is encrypted, password required"
+        raise ExportedProgramError(f"{info.filename} is encrypted; torch cannot read it either") from error
 
 
 def _json(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, Any]:
@@ -101,6 +132,8 @@ def _json(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, Any]:
         value = json.loads(_text(archive, info))
     except json.JSONDecodeError as error:
         raise ExportedProgramError(f"{info.filename}: not valid JSON ({error.msg}, line {error.lineno})") from error
+    except RecursionError as error:
+        raise ExportedProgramError(f"{info.filename}: JSON nested too deeply to read") from error
     if not isinstance(value, dict):
         raise ExportedProgramError(f"{info.filename}: expected a JSON object, found {type(value).__name__}")
     return value

@@ -40,12 +40,16 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
         contents = read_archive(path)
         findings = findings_for(contents, str(path))
         sites = fixable_sites(contents, str(path), options)
-        if options.fix and sites and path not in options.read_only:
+        if options.fix and sites and (options.output is not None or path not in options.read_only):
             from .fix import fix_archive
 
             fix_archive(path, contents, sites, options)
             fixed = [item for item in findings if item.fixable and options.config.enabled(item.code, str(path))]
             return RunResult(findings=[item for item in findings if item not in fixed], fixed=fixed)
+        if options.fix and options.output is not None:
+            from .fix import copy_unchanged
+
+            copy_unchanged(path, options.output)
         return RunResult(findings=findings)
     except Exception as error:
         raise_if_interrupted()

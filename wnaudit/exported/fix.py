@@ -10,14 +10,16 @@ and becomes one line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..common.atomic import atomic_write_bytes
 from ..common.options import RunOptions
 from ..core import torch_api
-from ..core.catalogue import PT2_SAMPLE_INPUTS
+from ..core.catalogue import PT2_LOADED_MODEL, PT2_SAMPLE_INPUTS
 from .archive import ArchiveContents
 from .errors import ExportedProgramError
 from .graph import WeightNormSite, find_weight_norms
@@ -28,28 +30,55 @@ from .verify import program_inputs, run_program, verify_written
 
 logger = logging.getLogger(__name__)
 
-#: The one program ``torch.export.load`` returns from an archive.
-_LOADED_MODEL = "model"
+_LOADED_MODEL = PT2_LOADED_MODEL
 
 
 def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSite], options: RunOptions) -> list[str]:
-    """Fold the weight norms ``sites`` of the archive at ``path`` in place; return the folded names."""
+    """Fold the weight norms ``sites`` of the archive at ``path`` in place (or into ``options.output``); return the folded names."""
     if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
         raise ExportedProgramError("not fixed: the archive holds several programs; torch.export.load reads only 'model'")
     data = path.read_bytes()
     check_trusted(data, contents, options.trust_pickle)
     reference = _load(data, "the archive")
-    inputs = program_inputs(reference)
-    expected = run_program(reference, inputs)
-    folded_program, names = fold_program(_load(data, "the archive"), sites)
-    written = torch_api.export_save(folded_program)
+    with _stage("the program does not run on its sample inputs or inputs of its recorded shapes"):
+        inputs = program_inputs(reference)
+        expected = run_program(reference, inputs)
+    with _stage("the weight norms cannot be folded"):
+        folded_program, names = fold_program(_load(data, "the archive"), sites)
+    with _stage("torch.export.save cannot write the folded program"):
+        written = torch_api.export_save(folded_program)
 
     def verify(candidate: Path) -> None:
-        verify_written(candidate, inputs, expected)
+        with _stage("the folded program cannot be checked"):
+            verify_written(candidate, inputs, expected)
 
-    atomic_write_bytes(path, written, verify=verify)
-    logger.info("%s: folded %d weight norms: %s", path, len(names), ", ".join(names))
+    target = options.output if options.output is not None else path
+    atomic_write_bytes(target, written, verify=verify)
+    logger.info("%s: folded %d weight norms into %s: %s", path, len(names), target, ", ".join(names))
     return names
+
+
+@contextlib.contextmanager
+def _stage(what: str) -> Iterator[None]:
+    """A failure inside torch while fixing (a program it loaded but cannot run, fold or save) is one line."""
+    try:
+        yield
+    except ExportedProgramError:
+        raise
+    except Exception as error:
+        text = str(error).strip()
+        raise ExportedProgramError(f"not fixed: {what}: {type(error).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")) from error
+
+
+def copy_unchanged(path: Path, output: Path) -> None:
+    """``--fix -o OUT`` with nothing to fold still writes OUT (a byte copy, verified), as for checkpoints."""
+    data = path.read_bytes()
+
+    def verify(candidate: Path) -> None:
+        if candidate.read_bytes() != data:
+            raise ExportedProgramError("not written: the copy differs from the input")
+
+    atomic_write_bytes(output, data, verify=verify)
 
 
 def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) -> None:
@@ -106,5 +135,6 @@ def load_with_folded_twin(path: Path, *, trust_pickle: bool) -> tuple[object, ob
     data = path.read_bytes()
     check_trusted(data, contents, trust_pickle)
     live = _load(data, "the archive")
-    folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
+    with _stage("the weight norms cannot be folded"):
+        folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
     return live, folded, names

@@ -61,17 +61,29 @@ class WeightNormSite:
 
 def stored_inputs(program: dict[str, Any]) -> dict[str, StoredTensor]:
     """Graph input name -> the stored tensor it is bound to, from the serialized signature."""
-    specs = program.get("graph_module", {}).get("signature", {}).get("input_specs", [])
+    specs = json_list(json_object(json_object(program, "graph_module"), "signature"), "input_specs")
     stored: dict[str, StoredTensor] = {}
     for spec in specs:
         for kind, name_field in STORED_SPEC_FIELDS.items():
             body = spec.get(kind) if isinstance(spec, dict) else None
             if isinstance(body, dict):
-                graph_name = body.get("arg", {}).get("name")
+                graph_name = json_object(body, "arg").get("name")
                 fqn = body.get(name_field)
                 if isinstance(graph_name, str) and isinstance(fqn, str):
                     stored[graph_name] = StoredTensor(graph_name, kind, fqn)
     return stored
+
+
+def json_object(value: Any, key: str) -> dict[str, Any]:
+    """``value[key]`` when both are JSON objects, else an empty one: a malformed member reads as absent."""
+    item = value.get(key) if isinstance(value, dict) else None
+    return item if isinstance(item, dict) else {}
+
+
+def json_list(value: Any, key: str) -> list[Any]:
+    """``value[key]`` when it is a JSON array, else an empty one."""
+    item = value.get(key) if isinstance(value, dict) else None
+    return item if isinstance(item, list) else []
 
 
 def _tensor_name(argument: Any) -> str | None:
@@ -83,11 +95,11 @@ def _tensor_name(argument: Any) -> str | None:
 
 
 def _tensor_inputs(node: dict[str, Any]) -> list[str | None]:
-    return [_tensor_name(item.get("arg")) for item in node.get("inputs", []) if isinstance(item, dict)]
+    return [_tensor_name(item.get("arg")) for item in json_list(node, "inputs") if isinstance(item, dict)]
 
 
 def _named_input(node: dict[str, Any], name: str, position: int) -> Any:
-    inputs = [item for item in node.get("inputs", []) if isinstance(item, dict)]
+    inputs = [item for item in json_list(node, "inputs") if isinstance(item, dict)]
     for item in inputs:
         if item.get("name") == name:
             return item.get("arg")
@@ -96,7 +108,7 @@ def _named_input(node: dict[str, Any], name: str, position: int) -> Any:
 
 def _output_names(node: dict[str, Any]) -> list[str]:
     names: list[str] = []
-    for output in node.get("outputs", []):
+    for output in json_list(node, "outputs"):
         single = _tensor_name(output)
         if single is not None:
             names.append(single)
@@ -115,7 +127,7 @@ def folded_name(g: StoredTensor, v: StoredTensor) -> str:
 
 
 def graph_nodes(program: dict[str, Any]) -> list[dict[str, Any]]:
-    nodes = program.get("graph_module", {}).get("graph", {}).get("nodes", [])
+    nodes = json_list(json_object(json_object(program, "graph_module"), "graph"), "nodes")
     return [node for node in nodes if isinstance(node, dict)]
 
 
@@ -185,12 +197,16 @@ def _is_two_norm(norm: dict[str, Any]) -> bool:
 
 
 def iter_all_nodes(value: Any) -> Iterator[dict[str, Any]]:
-    """Every serialized node anywhere in the program, subgraphs included (for the trust screen)."""
-    if isinstance(value, dict):
-        if isinstance(value.get("target"), str) and isinstance(value.get("inputs"), list):
-            yield value
-        for item in value.values():
-            yield from iter_all_nodes(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from iter_all_nodes(item)
+    """Every serialized node anywhere in the program, subgraphs included (for the trust screen).
+
+    Iterative, so that no nesting depth a JSON member can hold exhausts the stack.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("target"), str) and isinstance(item.get("inputs"), list):
+                yield item
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))

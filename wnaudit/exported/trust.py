@@ -3,16 +3,25 @@
 ``torch.export.load`` (torch 2.13) runs code from the file in these places:
 
 - weights or constants stored with ``use_pickle``: ``torch.load(weights_only=False)``;
+- legacy ``data/weights/NAME.pt`` / ``data/constants/NAME.pt`` members, preferred to the configs when
+  present: ``torch.load(weights_only=True)``, and on failure again with ``weights_only=False``;
+- when loading the pt2 layout raises ``RuntimeError`` (a member outside the one top-level folder is
+  enough), the pre-2.8 layout's top-level ``serialized_*.pt`` members, unpickled the same way;
 - custom objects (torchbind's pickler) and opaque objects (``pickle.loads``);
 - sample inputs: ``torch.load(weights_only=True)``, and on failure again with ``weights_only=False``;
-- symbolic shapes: expression strings parsed by ``sympy.sympify``, which evaluates them;
+- symbolic shapes: expression strings parsed by ``sympy.sympify``, which evaluates them (accepted
+  only when :func:`is_plain_sympy`);
 - an AOTInductor package's shared library, loaded (native code) by ``load_pt2``;
 
 and running the program (``ep.module()``) ``exec``s guard code built from the
-archive's ``guards_code`` and constant inputs, and calls each node's target,
+archive's ``guards_code`` (accepted only when :func:`.guards.is_plain_guard`) and constant inputs, and calls each node's target,
 any ``torch.*`` attribute the graph names.  The fix loads and runs the
 program only when none of these can happen (sample inputs are first read by
-wnaudit with ``weights_only=True`` alone), or with ``--trust-pickle``.
+wnaudit with ``weights_only=True`` alone), or with ``--trust-pickle``; and it
+loads with the pt2 loader itself (:func:`wnaudit.core.torch_api.export_load`),
+never through the fallback to the pre-2.8 layout.  Archives whose members are
+not all in one top-level folder, or that name a member twice, are refused
+when read (:mod:`.archive`): torch and wnaudit would not read the same members.
 """
 
 from __future__ import annotations
@@ -21,15 +30,32 @@ from typing import Any
 
 from ..core.catalogue import (
     PT2_AOTINDUCTOR_DIR,
+    PT2_ATEN_DUNDER_OPS,
     PT2_CUSTOM_OBJECT_PREFIX,
+    PT2_LEGACY_CONSTANTS,
+    PT2_LEGACY_WEIGHTS,
     PT2_OPAQUE_OBJECT_PREFIX,
+    PT2_SAFE_TARGET,
+    PT2_SYMBOLIC_TARGETS,
+    PT2_SYMPY_NAMES,
+    PT2_SYMPY_TOKEN,
 )
 from .archive import ArchiveContents, ModelEntry
-from .graph import iter_all_nodes
+from .graph import iter_all_nodes, json_list, json_object
+from .guards import is_plain_guard
 
 TRUST_FLAG = "--trust-pickle"
-#: Node targets a program may call without running code from the file: registered operators.
-SAFE_TARGET_PREFIXES = ("torch.ops.aten.", "torch.ops.prims.", "_operator.getitem")
+
+
+def is_safe_target(target: str) -> bool:
+    """A registered aten/prims overload, ``operator.getitem`` or a pure symbolic-size function: nothing else runs."""
+    if target in PT2_SYMBOLIC_TARGETS:
+        return True
+    match = PT2_SAFE_TARGET.fullmatch(target)
+    if match is None:
+        return False
+    op = match.group("op")
+    return op is None or not op.startswith("__") or op in PT2_ATEN_DUNDER_OPS
 
 
 def code_run_on_load(contents: ArchiveContents) -> list[str]:
@@ -38,11 +64,19 @@ def code_run_on_load(contents: ArchiveContents) -> list[str]:
     if any(member.startswith(PT2_AOTINDUCTOR_DIR) for member in contents.members):
         reasons.append("it holds an AOTInductor shared library, which loading runs")
     for entry in contents.models:
+        for legacy in (PT2_LEGACY_WEIGHTS, PT2_LEGACY_CONSTANTS):
+            if legacy.format(entry.name) in contents.members:
+                reasons.append(f"it holds {legacy.format(entry.name)}, a pickled legacy payload that loading unpickles")
         reasons.extend(_model_reasons(entry))
     return list(dict.fromkeys(reasons))
 
 
 def _model_reasons(entry: ModelEntry) -> list[str]:
+    return [*_payload_reasons(entry), *_code_reasons(entry.program), *_graph_reasons(entry.program)]
+
+
+def _payload_reasons(entry: ModelEntry) -> list[str]:
+    """Weights and constants that loading would unpickle."""
     reasons = []
     for config, what in ((entry.weights_config, "weight"), (entry.constants_config, "constant")):
         for fqn, payload in config.items():
@@ -50,34 +84,106 @@ def _model_reasons(entry: ModelEntry) -> list[str]:
                 reasons.append(f"{what} {fqn} is pickled")
             elif str(payload.get("path_name", "")).startswith((PT2_CUSTOM_OBJECT_PREFIX, PT2_OPAQUE_OBJECT_PREFIX)):
                 reasons.append(f"{what} {fqn} is a pickled object")
-    program = entry.program
-    if program.get("guards_code"):
-        reasons.append("it carries guard code, which running it executes")
-    if program.get("range_constraints") or _has_symbolic_expressions(program):
-        reasons.append("it has symbolic shapes, whose expressions loading evaluates")
-    for node in iter_all_nodes(program.get("graph_module", {})):
-        target = str(node.get("target"))
-        if not target.startswith(SAFE_TARGET_PREFIXES):
-            reasons.append(f"node {node.get('name')} calls {target}, not a registered aten operator")
+    return reasons
+
+
+def _code_reasons(program: dict[str, Any]) -> list[str]:
+    """Strings that loading evaluates (symbolic shapes) or running executes (guards, non-tensor inputs)."""
+    reasons = []
+    guards = program.get("guards_code") or []
+    unsafe_guard = next((guard for guard in guards if not is_plain_guard(guard)), None) if isinstance(guards, list) else guards
+    if unsafe_guard is not None:
+        reasons.append(f"it carries guard code {str(unsafe_guard)[:80]!r}, not plain size arithmetic, which running it executes")
+    unsafe = next(iter(_unsafe_expressions(program)), None)
+    if unsafe is not None:
+        reasons.append(f"its symbolic shape {unsafe[:80]!r} is not a plain sympy expression, and loading evaluates it")
+    if not _ranges_are_numbers(program):
+        reasons.append("its range constraints are not numbers, and loading hands them to sympy")
     if not _user_inputs_are_tensors(program):
         reasons.append("it takes non-tensor inputs, which become code in its input guards")
     return reasons
 
 
-def _has_symbolic_expressions(value: Any) -> bool:
-    if isinstance(value, dict):
-        return "as_expr" in value or any(_has_symbolic_expressions(item) for item in value.values())
-    if isinstance(value, list):
-        return any(_has_symbolic_expressions(item) for item in value)
-    return False
+def _ranges_are_numbers(program: dict[str, Any]) -> bool:
+    """Every dynamic dimension's bounds are integers (or absent), as ``torch.export.save`` writes them."""
+    for bounds in json_object(program, "range_constraints").values():
+        if not isinstance(bounds, dict):
+            return False
+        for value in bounds.values():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                return False
+    return True
+
+
+def _graph_reasons(program: dict[str, Any]) -> list[str]:
+    """Node targets and operator arguments that name anything but registered operators and pure size functions."""
+    reasons = []
+    for node in iter_all_nodes(program.get("graph_module", {})):
+        target = str(node.get("target"))
+        if not is_safe_target(target):
+            reasons.append(f"node {node.get('name')} calls {target}, not a registered aten operator")
+    for operator in _operator_arguments(program.get("graph_module", {})):
+        if not is_safe_target(operator):
+            reasons.append(f"an argument names {operator}, not a registered aten operator")
+    return reasons
+
+
+def _operator_arguments(value: Any) -> list[str]:
+    """Every operator named as an argument (``{"as_operator": ...}``), which loading resolves like a target."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "as_operator" in item:
+                found.append(str(item["as_operator"]))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _unsafe_expressions(value: Any) -> list[str]:
+    """The symbolic-shape expressions (``as_expr``) that are not plain sympy: loading ``sympify``s (evaluates) each."""
+    unsafe: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "as_expr" in item:
+                body = item["as_expr"]
+                expression = body.get("expr_str") if isinstance(body, dict) else None
+                if not isinstance(expression, str) or not is_plain_sympy(expression):
+                    unsafe.append(str(expression if expression is not None else body))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return unsafe
+
+
+def is_plain_sympy(expression: str) -> bool:
+    """Only sympy constructors and torch's shape functions called on literals: evaluating it runs nothing else.
+
+    No attribute access, subscript, string other than a symbol name or a number, nor any other name can
+    appear, so ``sympy.sympify`` can do no more than build the expression.
+    """
+    position, end = 0, len(expression.rstrip())
+    while position < end:
+        match = PT2_SYMPY_TOKEN.match(expression, position)
+        if match is None or match.end() == position:
+            return False
+        if match.group("name") is not None and match.group("name") not in PT2_SYMPY_NAMES:
+            return False
+        position = match.end()
+    return True
 
 
 def _user_inputs_are_tensors(program: dict[str, Any]) -> bool:
-    specs = program.get("graph_module", {}).get("signature", {}).get("input_specs", [])
+    specs = json_list(json_object(json_object(program, "graph_module"), "signature"), "input_specs")
     for spec in specs:
         if not isinstance(spec, dict) or "constant_input" in spec or "custom_obj" in spec:
             return False
         user = spec.get("user_input")
-        if isinstance(user, dict) and "as_tensor" not in user.get("arg", {}):
+        if isinstance(user, dict) and "as_tensor" not in json_object(user, "arg"):
             return False
     return True

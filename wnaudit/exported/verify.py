@@ -9,6 +9,7 @@ of the shapes and dtypes its graph records.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,11 @@ from ..core import torch_api
 from .archive import read_archive
 from .errors import ExportedProgramError
 from .graph import find_weight_norms
+
+
+#: The most elements wnaudit generates for the inputs of one program (1 GiB of float32): a recorded
+#: shape beyond it is refused, not allocated.
+MAX_GENERATED_ELEMENTS = 1 << 28
 
 
 def program_inputs(program: Any, seed: int = 0) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -28,11 +34,15 @@ def program_inputs(program: Any, seed: int = 0) -> tuple[tuple[Any, ...], dict[s
     generator = torch.Generator().manual_seed(seed)
     placeholders = {node.name: node for node in program.graph.nodes if node.op == "placeholder"}
     generated = []
+    total = 0
     for name in user_inputs:
         fake = placeholders[name].meta.get("val") if name in placeholders else None
         if not isinstance(fake, torch.Tensor):
             raise ExportedProgramError(f"not fixed: input {name} is not a tensor of recorded shape; cannot show the fold is exact")
         shape = [int(size) for size in fake.shape]
+        total += math.prod(shape)
+        if total > MAX_GENERATED_ELEMENTS:
+            raise ExportedProgramError(f"not fixed: the recorded input shapes hold over {MAX_GENERATED_ELEMENTS} elements; not generated")
         if fake.dtype.is_floating_point:
             generated.append(torch.randn(shape, generator=generator).to(fake.dtype))
         else:
