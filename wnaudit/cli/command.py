@@ -88,7 +88,7 @@ class _CheckCommand(click.Command):
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply fixes in place: rewrite source, fold checkpoints atomically.")
 @click.option("--diff", is_flag=True, help="Print source fixes as a unified diff; write nothing.")
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="With --fix on one checkpoint: write the folded checkpoint here.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="With --fix on one checkpoint or exported program: write the folded file here.")
 @click.option("--trust-pickle", is_flag=True, help="Allow unpickling full-module checkpoints. This RUNS CODE FROM THE FILE.")
 @click.option(
     "--fix-training-in-place",
