@@ -15,6 +15,8 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
+from .zip_directory import zip_infos
+
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".safetensors")
 INDEX_SUFFIX = ".index.json"
 
@@ -152,8 +154,7 @@ MAX_PICKLE_BYTES = 256 * 1024 * 1024
 
 def _zip_kind(handle: BinaryIO) -> Format:
     try:
-        with zipfile.ZipFile(handle) as archive:
-            infos = archive.infolist()
+        infos = zip_infos(handle)
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
         raise UnrecognisedFormat(f"damaged torch zip archive: truncated or corrupt ({error})") from error
     _check_zip_sizes(os.fstat(handle.fileno()).st_size, infos)
