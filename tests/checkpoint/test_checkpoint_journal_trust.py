@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ def test_an_audit_reports_a_planted_journal_as_refused(tmp_path, capsys):
     _refused(capsys, tmp_path, index)
 
 
-def test_discard_journal_drops_a_refused_journal_and_the_fix_proceeds(tmp_path, capsys):
+def test_discard_journal_drops_a_refused_journal_and_the_fix_proceeds(tmp_path, capsys, caplog):
     index, _ = _write_sharded(tmp_path, "modern", "safetensors")
     (tmp_path / "config.json").write_text(CONFIG)
     staged = f".config.json.{os.getpid()}.wnaudit-staged"
@@ -118,6 +119,8 @@ def test_discard_journal_drops_a_refused_journal_and_the_fix_proceeds(tmp_path, 
     journal = _plant_v1(index, [(staged, "config.json")])
     status, out, err = cli(capsys, "--fix", "--discard-journal", index)
     assert status == 0 and f"({WEIGHT_NORMS} fixed, 0 remaining)" in out, out + err
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "discarded the journal" in r.getMessage()]
+    assert len(said) == 1, said
     assert not journal.exists()
     assert (tmp_path / "config.json").read_text() == CONFIG
 
