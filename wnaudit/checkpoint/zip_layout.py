@@ -198,6 +198,8 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
         infos = zip_infos(handle)
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
         raise CheckpointError(f"damaged torch zip archive: truncated or corrupt ({error})") from error
+    except NotImplementedError as error:  # e.g. "zip file version 6.4": torch's reader ignores that field
+        raise Unfollowed(str(error)) from error
     shift = _prepended_bytes(handle)
     if shift != 0:
         raise Prepended(shift)
@@ -218,6 +220,10 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
             info.filename, data_offset, info.file_size, info.compress_size, info.compress_type, info.CRC
         )
     return prefixes.pop(), records
+
+
+class Unfollowed(Exception):
+    """Python's zip reader refuses a field torch's ignores: torch's reader judges the archive."""
 
 
 class Prepended(Exception):
@@ -262,6 +268,9 @@ def read_layout(handle: BinaryIO) -> Layout:
     except Prepended as shifted:
         logger.debug("bytes before the zip archive; torch's reader decides what it holds")
         return Layout("", {}, verified=False, prepended=shifted.args[0])
+    except Unfollowed as reason:
+        logger.debug("zip directory not followed here (%s); torch's reader decides what it holds", reason)
+        return Layout("", {}, verified=False)
     layout = Layout(prefix, records)
     pickle_name = f"{prefix}/data.pkl"
     if pickle_name not in records:
