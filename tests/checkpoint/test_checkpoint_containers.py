@@ -185,3 +185,19 @@ def test_a_zip_version_python_refuses_without_torch_data_is_one_line(tmp_path, c
         assert status == 2 and "Traceback" not in err and "unexpected" not in err, out + err
         (line,) = _errors(err)
         assert line.startswith(f"wnaudit: error: {path}: ") and "zip file version 6.4" in line
+
+
+def test_a_zip_version_python_refuses_on_a_file_torch_cannot_read_is_torchs_line(tmp_path, capsys):
+    """Found by the fuzzer: the damage probe after torch's error met the same field: 'unexpected NotImplementedError'."""
+    path = tmp_path / "v64.pt"
+    torch.save({"generator": _legacy_state(), "steps": 3}, path)
+    data = bytearray(_declaring_zip_version(path.read_bytes(), 64))
+    last = data.rfind(b"PK\x01\x02")
+    data[last + 8] |= 1  # the last record marked encrypted: torch's reader refuses the file
+    path.write_bytes(bytes(data))
+    with pytest.raises(Exception):
+        torch.load(path, weights_only=True)
+    for args in ((), ("--fix",)):
+        status, out, err = cli(capsys, *args, path)
+        (line,) = _errors(err)
+        assert status == 2 and "unexpected" not in line and "cannot read this torch zip archive" in line, out + err
