@@ -144,8 +144,11 @@ def pairs_scaling(directory: Path, counts: list[int], repeats: int) -> dict:
                 "two_loads_wall_s": pair["b_wall_s"],
                 "ratio_to_two_loads": pair["wall_ratio_median"],
                 "peak_rss_mib": pair["a_rss_mib"],
+                "fix_cpu_s": pair["a_cpu_s"],  # user + system: changed least by the machine's other load
+                "two_loads_cpu_s": pair["b_cpu_s"],
             }
         results[str(count)] = row
+        results[str(count)]["load_average"] = os.getloadavg()
         st_path.unlink()
         zip_path.unlink()
     return results
@@ -162,8 +165,8 @@ def _anon_mib(pid: int) -> float:
     return 0.0
 
 
-def measure(code: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float]:
-    """(wall s, peak RSS MiB, peak anonymous MiB) of ``python -c code args`` in a fresh process."""
+def measure(code: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float, float, float]:
+    """(wall s, peak RSS MiB, peak anonymous MiB, CPU s) of ``python -c code args`` in a fresh process."""
     start = time.perf_counter()
     process = subprocess.Popen([PYTHON, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     anon = 0.0
@@ -178,7 +181,7 @@ def measure(code: str, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, f
     stderr = process.stderr.read().decode() if process.stderr else ""
     if process.returncode not in ok:
         raise RuntimeError(f"{code[:40]}... {args} failed ({process.returncode}): {stderr}")
-    return wall, usage.ru_maxrss / 1024, anon
+    return wall, usage.ru_maxrss / 1024, anon, usage.ru_utime + usage.ru_stime
 
 
 def paired(name_a: str, arm_a, name_b: str, arm_b, repeats: int, cleanup=lambda: None) -> dict:
@@ -202,6 +205,8 @@ def paired(name_a: str, arm_a, name_b: str, arm_b, repeats: int, cleanup=lambda:
         "rss_diff_median_mib": statistics.median(a[1] - b[1] for a, b in zip(a_runs, b_runs)),
         "a_peak_anon_mib": max(r[2] for r in a_runs),
         "b_peak_anon_mib": max(r[2] for r in b_runs),
+        "a_cpu_s": statistics.median(r[3] for r in a_runs),
+        "b_cpu_s": statistics.median(r[3] for r in b_runs),
     }
 
 

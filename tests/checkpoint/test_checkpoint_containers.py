@@ -145,3 +145,59 @@ def test_a_weight_norm_v_beside_spectral_looking_keys_is_wn304(tmp_path, capsys,
     assert status == 1 and report["errors"] == [], out + err
     assert {(f["code"], f["object"]) for f in report["findings"]} == {("WN304", "x.weight_v"), ("WN304", "x.weight_orig")}
     assert path.read_bytes() == before
+
+
+def _declaring_zip_version(data: bytes, version: int) -> bytes:
+    """Every central-directory entry says it needs zip version ``version`` / 10 to extract."""
+    out = bytearray(data)
+    start = out.find(b"PK\x01\x02")
+    while start >= 0:
+        out[start + 6] = version
+        start = out.find(b"PK\x01\x02", start + 4)
+    return bytes(out)
+
+
+def test_a_zip_version_python_refuses_but_torch_reads_is_audited_and_folded(tmp_path, capsys):
+    """Found by the hostile-checkpoint fuzzer: "zip file version 6.4" was a traceback (exit 1)."""
+    path = tmp_path / "v64.pt"
+    torch.save({"generator": _legacy_state(), "steps": 3}, path)
+    path.write_bytes(_declaring_zip_version(path.read_bytes(), 64))
+    with pytest.raises(NotImplementedError):
+        zipfile.ZipFile(path)
+    assert list(torch.load(path, weights_only=True)) == ["generator", "steps"]  # torch reads it
+    status, out, err = cli(capsys, path)
+    assert status == 1 and "WN302 [*]" in out and _errors(err) == [], out + err
+    status, out, err = cli(capsys, "--fix", path)
+    assert status == 0 and _errors(err) == [], out + err
+    expected, _ = fold_state_dict(_legacy_state())
+    fixed = torch.load(path, weights_only=True)
+    assert fixed["steps"] == 3 and list(fixed["generator"]) == list(expected)
+    assert all(torch.equal(fixed["generator"][k], v) for k, v in expected.items())
+
+
+def test_a_zip_version_python_refuses_without_torch_data_is_one_line(tmp_path, capsys):
+    path = tmp_path / "other.pt"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    path.write_bytes(_declaring_zip_version(path.read_bytes(), 64))
+    for args in ((), ("--fix",)):
+        status, out, err = cli(capsys, *args, path)
+        assert status == 2 and "Traceback" not in err and "unexpected" not in err, out + err
+        (line,) = _errors(err)
+        assert line.startswith(f"wnaudit: error: {path}: ") and "zip file version 6.4" in line
+
+
+def test_a_zip_version_python_refuses_on_a_file_torch_cannot_read_is_torchs_line(tmp_path, capsys):
+    """Found by the fuzzer: the damage probe after torch's error met the same field: 'unexpected NotImplementedError'."""
+    path = tmp_path / "v64.pt"
+    torch.save({"generator": _legacy_state(), "steps": 3}, path)
+    data = bytearray(_declaring_zip_version(path.read_bytes(), 64))
+    last = data.rfind(b"PK\x01\x02")
+    data[last + 8] |= 1  # the last record marked encrypted: torch's reader refuses the file
+    path.write_bytes(bytes(data))
+    with pytest.raises(Exception):
+        torch.load(path, weights_only=True)
+    for args in ((), ("--fix",)):
+        status, out, err = cli(capsys, *args, path)
+        (line,) = _errors(err)
+        assert status == 2 and "unexpected" not in line and "cannot read this torch zip archive" in line, out + err

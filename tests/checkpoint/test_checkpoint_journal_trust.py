@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,16 @@ import pytest
 
 from checkpoint_helpers import WEIGHT_NORMS, cli
 from test_checkpoint_forms import _write_sharded
-from wnaudit.common.journal import journal_path, staged_name
+
+
+def journal_path(index: Path) -> Path:
+    """The journal's name beside its index (spelt out, so the test runs against any version)."""
+    return index.with_name(f".{index.name}.wnaudit-journal")
+
+
+def staged_name(target: str, pid: int) -> str:
+    return f".{target}.{pid}.wnaudit-staged"
+
 
 CONFIG = '{"auto_map": {"AutoModel": "modeling_safe.Model"}}'
 EVIL = b'{"auto_map": {"AutoModel": "modeling_evil.Model"}}'
@@ -101,7 +111,7 @@ def test_an_audit_reports_a_planted_journal_as_refused(tmp_path, capsys):
     _refused(capsys, tmp_path, index)
 
 
-def test_discard_journal_drops_a_refused_journal_and_the_fix_proceeds(tmp_path, capsys):
+def test_discard_journal_drops_a_refused_journal_and_the_fix_proceeds(tmp_path, capsys, caplog):
     index, _ = _write_sharded(tmp_path, "modern", "safetensors")
     (tmp_path / "config.json").write_text(CONFIG)
     staged = f".config.json.{os.getpid()}.wnaudit-staged"
@@ -109,6 +119,8 @@ def test_discard_journal_drops_a_refused_journal_and_the_fix_proceeds(tmp_path, 
     journal = _plant_v1(index, [(staged, "config.json")])
     status, out, err = cli(capsys, "--fix", "--discard-journal", index)
     assert status == 0 and f"({WEIGHT_NORMS} fixed, 0 remaining)" in out, out + err
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "discarded the journal" in r.getMessage()]
+    assert len(said) == 1, said
     assert not journal.exists()
     assert (tmp_path / "config.json").read_text() == CONFIG
 

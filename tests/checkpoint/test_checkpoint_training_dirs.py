@@ -18,7 +18,9 @@ from safetensors.torch import load_file, save_file
 from checkpoint_helpers import WEIGHT_NORMS, cli, vocoder
 from test_checkpoint_forms import _write_sharded
 from wnaudit import fold_state_dict
-from wnaudit.checkpoint.training import IN_PLACE_FLAG, training_directory
+
+#: The documented flag (spelt out, so this file also runs against a version without it and fails there).
+IN_PLACE_FLAG = "--fix-training-in-place"
 
 
 def _optimizer_and_scheduler() -> tuple[dict, dict]:
@@ -106,6 +108,12 @@ def test_output_writes_the_inference_copy(tmp_path, capsys, caplog, layout):
     assert all(torch.equal(written[k], v) for k, v in expected.items())
 
 
+def test_the_in_place_flag_is_the_one_the_package_names():
+    from wnaudit.checkpoint.training import IN_PLACE_FLAG as named
+
+    assert named == IN_PLACE_FLAG
+
+
 def test_in_place_flag_still_folds_a_training_directory(tmp_path, capsys):
     path = _training_dir(tmp_path, "hf-trainer", "safetensors")
     status, out, err = cli(capsys, "--fix", IN_PLACE_FLAG, path)
@@ -137,6 +145,8 @@ def test_the_directory_name_alone_does_not_make_a_training_checkpoint(tmp_path, 
     directory.mkdir()
     path = _model(directory, "safetensors")
     (directory / "config.json").write_text("{}")
+    from wnaudit.checkpoint.training import training_directory
+
     assert training_directory(path) is None
     status, out, err = cli(capsys, "--fix", path)
     assert status == 0, out + err

@@ -140,7 +140,7 @@ def test_sharded_fix_verifies_each_shard(tmp_path, capsys, monkeypatch):
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
 
 
-@pytest.mark.parametrize("what", ["folded tensor", "untouched tensor", "plain value"])
+@pytest.mark.parametrize("what", ["folded tensor", "untouched tensor", "untouched small tensor", "plain value"])
 def test_streaming_writer_that_writes_something_else_is_caught(tmp_path, capsys, monkeypatch, what):
     import os
 
@@ -158,7 +158,16 @@ def test_streaming_writer_that_writes_something_else_is_caught(tmp_path, capsys,
             return memoryview(bytes(view))
 
         monkeypatch.setattr(tensor_bytes, "tensor_view", off_by_one_ulp)
+    elif what == "untouched small tensor":  # read and written through the writer's buffer
+        real_pread = os.pread
+
+        def pread_then_flip(fd, size, offset):
+            data = real_pread(fd, size, offset)
+            return data[:-1] + bytes([data[-1] ^ 0x80]) if size > 64 else data
+
+        monkeypatch.setattr(os, "pread", pread_then_flip)
     elif what == "untouched tensor":
+        monkeypatch.setattr(torch_zip, "_SMALL_RECORD", 0)  # every record copied in the kernel
         real_copy = torch_zip._copy_range
 
         def copy_then_flip(source_fd, offset, target_fd, size, progress):

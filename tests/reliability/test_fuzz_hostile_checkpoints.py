@@ -134,3 +134,24 @@ def test_an_encrypted_record_is_named_not_unexpected(tmp_path: Path, capsys: pyt
     for args in ((), ("--fix",)):
         done = run_cli(capsys, *args, path)
         assert done.rc == 2 and "encrypted" in done.stderr and not CATCH_ALL.search(done.stderr), done.stderr
+
+
+def test_a_tensor_whose_backward_hooks_are_no_dict_is_one_line_on_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str], seeds: dict[str, bytes]) -> None:
+    """Found by this fuzzer at 3000 examples: ``data.pkl`` handing a tensor the OrderedDict *class* as its
+    backward hooks loads (torch.load accepts it), then torch.save fails: ``unexpected TypeError``."""
+
+    def edit(info: zipfile.ZipInfo, content: bytes) -> tuple[zipfile.ZipInfo, bytes]:
+        if info.filename.endswith("data.pkl"):  # c.bias (kept by the fix): its hooks' EMPTY_TUPLE, REDUCE dropped
+            call = content.index(b")R", content.index(b"c.bias"))
+            content = content[:call] + content[call + 2 :]
+        return info, content
+
+    for kind in ("zip", "nested"):
+        path = tmp_path / f"{kind}.pt"
+        path.write_bytes(_rezip(seeds[kind], edit))
+        loaded = torch.load(path, weights_only=True)  # torch accepts it
+        assert isinstance((loaded if kind == "zip" else loaded["generator"])["c.bias"]._backward_hooks, type)
+        before = path.read_bytes()
+        done = run_cli(capsys, "--fix", path)
+        assert done.rc == 2 and not CATCH_ALL.search(done.stderr) and "Traceback" not in done.stderr, done.stderr
+        assert "backward hooks of type type" in done.stderr and path.read_bytes() == before, done.stderr

@@ -8,15 +8,17 @@ replaces the original only once it reads back as intended (:mod:`verify`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..common.atomic import atomic_writer
 from ..core.catalogue import Kind
 from ..common.findings import RunResult
+from ..common.gc_pause import cyclic_gc_paused
 from ..common.options import RunOptions
 from ..core.shapes import StoredStateError
 from ..core.state_dict_fold import fold_groups
@@ -164,7 +166,19 @@ def _is_module(value: Any) -> bool:
 
 
 def audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
-    """Audit every state dict nested in the file (and, if trusted, every pickled module)."""
+    """Audit every state dict nested in the file (and, if trusted, every pickled module).
+
+    The cyclic garbage collector is paused meanwhile: loading, re-pickling and
+    reading back a checkpoint of 100,000 tensors allocates hundreds of
+    thousands of long-lived objects, and each collection rescans all of them
+    (a third of each ``torch.load`` in a fix of 25,000 pairs).  Whatever
+    cycles are left are collected once it is back on.
+    """
+    with cyclic_gc_paused():
+        return _audit_torch(path, fmt, options)
+
+
+def _audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     fast = _audit_zip_without_torch(path, options) if fmt is Format.TORCH_ZIP and not (options.fix or options.trust_pickle) else None
     if fast is not None:
         return fast
@@ -245,8 +259,33 @@ def _save_folded(path: Path, fmt: Format, obj: Any, planned_by_table: list[tuple
     new_obj = rebuild(obj, edits)
     verify = torch_verifier(new_obj, lambda written: torch_io.load(written, fmt, trust_pickle=options.trust_pickle))
     with progress_bar(f"folding {path.name}", path.stat().st_size, options.progress) as update:
-        with atomic_writer(target_of(path, options), verify=verify) as handle:
+        with atomic_writer(target_of(path, options), verify=verify) as handle, _writing(new_obj):
             torch_io.save(new_obj, handle, fmt, update)
+
+
+@contextlib.contextmanager
+def _writing(obj: Any) -> Iterator[None]:
+    """Pickling what torch loaded: a tensor whose pickle gave it backward hooks that are no dict
+    (``torch.load`` accepts it, ``torch.save`` then fails iterating them) becomes one line."""
+    try:
+        yield
+    except TypeError as error:
+        found = find_objects(obj, _has_malformed_hooks)
+        if not found:
+            raise
+        where = ".".join(found[0][0]) or "<root>"
+        hooks = type(found[0][1]._backward_hooks).__name__
+        raise CheckpointError(
+            f"damaged pickle: the tensor {where} carries backward hooks of type {hooks}, not a dict; "
+            "torch.save cannot write it back, so nothing was written"
+        ) from error
+
+
+def _has_malformed_hooks(value: Any) -> bool:
+    if not _is_tensor(value):
+        return False
+    hooks = getattr(value, "_backward_hooks", None)
+    return hooks is not None and not isinstance(hooks, dict)
 
 
 def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
@@ -280,7 +319,8 @@ def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Ta
             count += 1
         edits[id(table.container)] = edit
     new_obj = rebuild(obj, edits)
-    pickled, kept, folded = pickle_object(new_obj, layout, keys)
+    with _writing(new_obj):
+        pickled, kept, folded = pickle_object(new_obj, layout, keys)
     digests: dict[int, tuple[str, tuple[int, ...], str]] = {}
 
     def on_folded(item: Any, tensor: Any) -> None:

@@ -15,6 +15,8 @@ import zipfile
 from pathlib import Path
 from typing import BinaryIO
 
+from .zip_directory import zip_infos
+
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".safetensors")
 INDEX_SUFFIX = ".index.json"
 
@@ -72,16 +74,21 @@ def looks_like_checkpoint(path: Path) -> bool:
     return False
 
 
+def _first_member_is_data_pkl(head: bytes) -> bool:
+    if len(head) < 30:
+        return False
+    (name_length,) = _ZIP_NAME_LENGTH.unpack(head[26:28])
+    first = head[30 : 30 + name_length]
+    return first.endswith(b"/data.pkl") or first == b"data.pkl"
+
+
 def _zip_holds_torch_data(handle: BinaryIO, head: bytes) -> bool:
-    if len(head) >= 30:
-        (name_length,) = _ZIP_NAME_LENGTH.unpack(head[26:28])
-        first = head[30 : 30 + name_length]
-        if first.endswith(b"/data.pkl") or first == b"data.pkl":
-            return True
+    if _first_member_is_data_pkl(head):
+        return True
     try:
         with zipfile.ZipFile(handle) as archive:
             return any(name.endswith("/data.pkl") or name == "data.pkl" for name in archive.namelist())
-    except (zipfile.BadZipFile, EOFError, ValueError, OverflowError, OSError):
+    except (zipfile.BadZipFile, EOFError, ValueError, OverflowError, OSError, NotImplementedError):
         return True  # a damaged zip: let the reader say what is wrong with it
 
 
@@ -152,10 +159,11 @@ MAX_PICKLE_BYTES = 256 * 1024 * 1024
 
 def _zip_kind(handle: BinaryIO) -> Format:
     try:
-        with zipfile.ZipFile(handle) as archive:
-            infos = archive.infolist()
+        infos = zip_infos(handle)
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
         raise UnrecognisedFormat(f"damaged torch zip archive: truncated or corrupt ({error})") from error
+    except NotImplementedError as error:  # "zip file version 6.4": a field torch's reader ignores
+        return _first_member_kind(handle, error)
     _check_zip_sizes(os.fstat(handle.fileno()).st_size, infos)
     names = [info.filename for info in infos]
     for name in names:
@@ -165,6 +173,14 @@ def _zip_kind(handle: BinaryIO) -> Format:
     if not any(name.endswith("/data.pkl") or name == "data.pkl" for name in names):
         raise UnrecognisedFormat("a zip archive without torch data (data.pkl); not a torch checkpoint")
     return Format.TORCH_ZIP
+
+
+def _first_member_kind(handle: BinaryIO, error: NotImplementedError) -> Format:
+    """Python's zip reader refused the directory: a torch zip if its first record is ``data.pkl`` (torch judges the rest)."""
+    handle.seek(0)
+    if _first_member_is_data_pkl(handle.read(SNIFF_BYTES)):
+        return Format.TORCH_ZIP
+    raise UnrecognisedFormat(f"a zip archive Python's zip reader cannot read ({error}) whose first record is not data.pkl")
 
 
 def _check_zip_sizes(archive_size: int, infos: list[zipfile.ZipInfo]) -> None:

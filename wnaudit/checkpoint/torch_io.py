@@ -120,7 +120,7 @@ def zip_damage(path: Path, error_text: str = "") -> str | None:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, EOFError, ValueError):
         return "damaged torch zip archive: truncated or incomplete (no readable zip directory)"
-    except OSError:
+    except (OSError, NotImplementedError):  # "zip file version 6.4": torch's own error says what is wrong
         return None
     with archive:
         names = archive.namelist()

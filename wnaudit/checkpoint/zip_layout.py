@@ -22,14 +22,17 @@ covers any checkpoint (Lightning's hyper-parameters included).
 from __future__ import annotations
 
 import collections
+import io
 import logging
 import pickle
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from .errors import CheckpointError
+from .zip_directory import zip_infos
 
 #: Bytes per element of each storage class torch pickles (``torch.FloatStorage``...).
 STORAGE_ELEMENT_SIZES = {
@@ -64,17 +67,19 @@ class Record:
         return self.compress_type == zipfile.ZIP_STORED
 
 
-@dataclass(frozen=True)
-class StorageRef:
-    """A storage as ``data.pkl`` names it: its record key, class and element count."""
+class StorageRef(NamedTuple):
+    """A storage as ``data.pkl`` names it: its record key, class and element count.
+
+    A named tuple (not a frozen dataclass): one is built per tensor of the
+    archive, and a tuple is built several times faster.
+    """
 
     key: str
     type_name: str
     numel: int
 
 
-@dataclass(frozen=True)
-class ViewRef:
+class ViewRef(NamedTuple):
     """A tensor as ``data.pkl`` builds it: a view into a storage."""
 
     storage: StorageRef
@@ -190,10 +195,11 @@ class _LayoutUnpickler(pickle.Unpickler):
 def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
     """The archive's single top-level folder and its members, with their data offsets."""
     try:
-        with zipfile.ZipFile(handle) as archive:
-            infos = archive.infolist()
+        infos = zip_infos(handle)
     except (zipfile.BadZipFile, EOFError, ValueError, OverflowError) as error:
         raise CheckpointError(f"damaged torch zip archive: truncated or corrupt ({error})") from error
+    except NotImplementedError as error:  # e.g. "zip file version 6.4": torch's reader ignores that field
+        raise Unfollowed(str(error)) from error
     shift = _prepended_bytes(handle)
     if shift != 0:
         raise Prepended(shift)
@@ -214,6 +220,10 @@ def read_records(handle: BinaryIO) -> tuple[str, dict[str, Record]]:
             info.filename, data_offset, info.file_size, info.compress_size, info.compress_type, info.CRC
         )
     return prefixes.pop(), records
+
+
+class Unfollowed(Exception):
+    """Python's zip reader refuses a field torch's ignores: torch's reader judges the archive."""
 
 
 class Prepended(Exception):
@@ -258,14 +268,16 @@ def read_layout(handle: BinaryIO) -> Layout:
     except Prepended as shifted:
         logger.debug("bytes before the zip archive; torch's reader decides what it holds")
         return Layout("", {}, verified=False, prepended=shifted.args[0])
+    except Unfollowed as reason:
+        logger.debug("zip directory not followed here (%s); torch's reader decides what it holds", reason)
+        return Layout("", {}, verified=False)
     layout = Layout(prefix, records)
     pickle_name = f"{prefix}/data.pkl"
     if pickle_name not in records:
         raise CheckpointError("a zip archive without torch data (data.pkl)")
     layout.byteorder = _byteorder(handle, records.get(f"{prefix}/byteorder"))
     try:
-        with zipfile.ZipFile(handle) as archive, archive.open(pickle_name) as pickled:
-            _LayoutUnpickler(pickled, layout).load()  # type: ignore[arg-type]
+        _LayoutUnpickler(io.BytesIO(_record_bytes(handle, records[pickle_name])), layout).load()
     except CheckpointError:
         raise
     except Exception as error:  # noqa: BLE001 - torch's reader judges (and words) what this one cannot follow
@@ -273,6 +285,18 @@ def read_layout(handle: BinaryIO) -> Layout:
         layout.verified = False
     check_layout(layout)
     return layout
+
+
+def _record_bytes(handle: BinaryIO, record: Record) -> bytes:
+    """A record's bytes: a stored one read at its offset (CRC checked), a compressed one through ``zipfile``."""
+    if not record.stored:
+        with zipfile.ZipFile(handle) as archive:
+            return archive.read(record.name)
+    handle.seek(record.data_offset)
+    data = handle.read(record.file_size)
+    if len(data) != record.file_size or zlib.crc32(data) != record.crc:
+        raise zipfile.BadZipFile(f"bad CRC or short record {record.name}")
+    return data
 
 
 def check_layout(layout: Layout) -> None:

@@ -88,7 +88,7 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
             add(found.sources, path)
         elif not path.exists() and not path.is_symlink():
             found.errors.append(InputError(str(path), "no such file or directory"))
-        elif looks_like_exported_program(path):
+        elif _exported_program(path):
             add(found.exported, path)
         elif is_checkpoint_name(path) or looks_like_checkpoint(path):
             add(found.checkpoints, path)
@@ -98,6 +98,14 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
             # Unreadable: let the checkpoint reader give the precise error.
             add(found.checkpoints, path)
     return found
+
+
+def _exported_program(path: Path) -> bool:
+    """A torch.export archive; a zip Python cannot read ("zip file version 6.4") is left to the checkpoint reader."""
+    try:
+        return looks_like_exported_program(path)
+    except NotImplementedError:
+        return False
 
 
 def _walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], Path], None]) -> None:
@@ -115,7 +123,7 @@ def _walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], 
                     logger.info("%s: a symlink out of the walked tree; not checked (name it to check it)", candidate)
                     continue
                 add(found.sources, candidate)
-            elif looks_like_exported_program(candidate):
+            elif _exported_program(candidate):
                 add(found.exported, candidate)
                 if outside:
                     found.read_only.add(candidate)

@@ -358,5 +358,5 @@ def discard_journal(owner: Path) -> Path | None:
         return None
     path.unlink()
     fsync_directory(path.parent)
-    logger.warning("%s: discarded the journal of an interrupted fix", path)
+    logger.info("%s: discarded the journal of an interrupted fix", path)  # the caller says it once, as a warning
     return path
