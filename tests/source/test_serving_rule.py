@@ -742,3 +742,70 @@ def test_an_eval_override_folds_only_when_its_flag_is_passed(tmp_path: Path, cal
     assert [(name, line) for name, line, _ in found] == expected
     for _, _, message in found:
         assert "`UnivNet.eval()` calls `.remove_weight_norm()` only under `if inference:`, and no call passes `inference=True`" in message
+
+
+# -- a module's own ``__main__`` smoke test (issue 22, "other") ---------------------------------------------
+SMOKE_MODEL = """
+import torch
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+
+
+class Vocoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))
+
+    def forward(self, mel):
+        return self.conv(mel)
+
+
+def main():
+    model = Vocoder().to("cpu")
+    model.eval()
+    with torch.no_grad():
+        print(model(torch.randn(1, 80, 10)).shape)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_modules_own_main_smoke_test_is_not_an_inference_path(tmp_path: Path):
+    root = _project(tmp_path / "voc", {"voc/__init__.py": "", "voc/model.py": SMOKE_MODEL})
+    assert _wn110([root]) == []
+
+
+def test_code_directly_in_the_main_block_of_the_models_module_is_a_smoke_test(tmp_path: Path):
+    model = SMOKE_MODEL.replace("def main():\n", "def unused():\n    pass\n\n\nif __name__ == \"__main__\":\n")
+    model = model[: model.rindex("\n\nif __name__")] + "\n"
+    assert "def main" not in model and model.count("__main__") == 1
+    root = _project(tmp_path / "voc", {"voc/__init__.py": "", "voc/model.py": model})
+    assert _wn110([root]) == []
+
+
+def test_a_script_evaluating_an_imported_model_under_main_is_an_inference_path(tmp_path: Path):
+    script = """
+    import torch
+
+    from voc.model import Vocoder
+
+    if __name__ == "__main__":
+        model = Vocoder()
+        model.eval()
+        with torch.no_grad():
+            print(model(torch.randn(1, 80, 10)).shape)
+    """
+    root = _project(tmp_path / "voc", {"voc/__init__.py": "", "voc/model.py": SMOKE_MODEL, "infer.py": script})
+    assert [(name, line) for name, line, _ in _wn110([root])] == [("model.py", 9)]
+
+
+def test_a_smoke_function_another_module_imports_is_an_inference_path(tmp_path: Path):
+    cli = """
+    from voc.model import main
+
+    main()
+    """
+    root = _project(tmp_path / "voc", {"voc/__init__.py": "", "voc/model.py": SMOKE_MODEL, "voc/cli.py": cli})
+    assert [(name, line) for name, line, _ in _wn110([root])] == [("model.py", 9)]

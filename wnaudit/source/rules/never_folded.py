@@ -189,6 +189,17 @@ class NeverFoldedWeightNorm(Rule):
             "    with torch.no_grad():\n"
             "        return model(mel)\n"
         ),
+        # The module's own ``__main__`` smoke test of a class it defines is test code, not an inference path.
+        Valid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def main():\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    with torch.no_grad():\n"
+            "        print(model(torch.randn(1, 80, 10)).shape)\n\n\n"
+            "if __name__ == \"__main__\":\n"
+            "    main()\n"
+        ),
         # Folded once after loading.
         Valid(
             _HEADER + "import wnaudit\n\n\n" + _GENERATOR + "\n\n"
@@ -267,6 +278,28 @@ class NeverFoldedWeightNorm(Rule):
             "    @torch.no_grad()\n"
             "    def __call__(self, mel):\n"
             "        return self.vocoder(mel)\n",
+        ),
+        # The function the ``__main__`` block runs also serves requests: an inference path.
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def synthesize(mel):\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    return model(mel)\n\n\n"
+            "def handle(request):\n"
+            "    return synthesize(request)\n\n\n"
+            "if __name__ == \"__main__\":\n"
+            "    synthesize(torch.randn(1, 80, 10))\n",
+            _FIXED_HEADER + _GENERATOR + "\n\n"
+            "def synthesize(mel):\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    wnaudit.fold_weight_norm(model)\n"
+            "    return model(mel)\n\n\n"
+            "def handle(request):\n"
+            "    return synthesize(request)\n\n\n"
+            "if __name__ == \"__main__\":\n"
+            "    synthesize(torch.randn(1, 80, 10))\n",
         ),
         # Compiled for serving: folded before the capture.
         Invalid(

@@ -166,6 +166,11 @@ class ServingFacts:
     training_scopes: set[int] = field(default_factory=set)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
     folding_scopes: set[int] = field(default_factory=set)
+    #: Line ranges of the module's own ``if __name__ == "__main__":`` blocks (their first and last lines).
+    main_lines: list[tuple[int, int]] = field(default_factory=list)
+    #: Module-level functions the module names only inside those blocks: short name -> their function numbers.
+    #: With a class of the module as the model, their inference is the module's smoke test, not a serving path.
+    smoke_scopes: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -213,6 +218,18 @@ class _Walker(ast.NodeVisitor):
         #: Function number -> its parameters whose default is a false constant; the flag guarding the code now.
         self._false_flags: dict[int, set[str]] = {}
         self._guard = ""
+        #: Inside a module-level ``if __name__ == "__main__":`` block; the names read there and elsewhere.
+        self._in_main = False
+        self._main_names: set[str] = set()
+        self._other_names: set[str] = set()
+        #: Module-level function short name -> the numbers of its definitions.
+        self._module_functions: dict[str, list[int]] = {}
+
+    def note_smoke_tests(self) -> None:
+        """The module-level functions named only in the module's ``__main__`` blocks (never elsewhere in it)."""
+        for name, numbers in self._module_functions.items():
+            if name in self._main_names and name not in self._other_names:
+                self.facts.smoke_scopes[name] = list(numbers)
 
     def walk(self, tree: ast.Module) -> None:
         """Walk one piece's statements (a function of its own, so no loop variable keeps the last one alive)."""
@@ -317,6 +334,8 @@ class _Walker(ast.NodeVisitor):
         outer.scope.bind(node.name, ("qual", qualname))
         body, self_name, method = self._function_body(node, qualname, outer)
         self.functions += 1
+        if outer.scope is self.module_scope:
+            self._module_functions.setdefault(node.name, []).append(self.functions)
         scope = Scope("function", qualname, outer.scope)
         for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
             if arg is not None:
@@ -339,6 +358,16 @@ class _Walker(ast.NodeVisitor):
     def visit_If(self, node: ast.If) -> None:
         """``if flag:`` on a parameter defaulting to a false value: the body runs only when a caller passes it."""
         test = node.test
+        if self.frame.scope is self.module_scope and not self._in_main and node.body and _is_main_test(test):
+            self.visit(test)
+            self.facts.main_lines.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno))
+            self._in_main = True
+            for statement in node.body:
+                self.visit(statement)
+            self._in_main = False
+            for statement in node.orelse:
+                self.visit(statement)
+            return
         self.visit(test)
         flag = test.id if isinstance(test, ast.Name) and test.id in self._false_flags.get(self.frame.number, ()) else ""
         guard = self._guard
@@ -463,6 +492,8 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            (self._main_names if self._in_main else self._other_names).add(node.id)
         if isinstance(node.ctx, ast.Load) and id(node) not in self._consumed:
             self._escape(node)
 
@@ -904,6 +935,16 @@ def _trains(node: ast.Call, names: frozenset[str]) -> bool:
     return func.attr in catalogue.TRAINING_METHODS or (func.attr == "train" and (not node.args or _is_true(node.args[0])))
 
 
+def _is_main_test(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(a, ast.Name) and a.id == "__name__" for a in sides) and any(
+        isinstance(b, ast.Constant) and b.value == "__main__" for b in sides
+    )
+
+
 def _false_defaults(args: ast.arguments) -> set[str]:
     """Parameters whose default is ``False``, ``None`` or ``0``."""
     positional = [*args.posonlyargs, *args.args]
@@ -928,4 +969,5 @@ def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_pack
             ast.increment_lineno(tree, offset)
         walker.walk(tree)
         del tree
+    walker.note_smoke_tests()
     return _Linker(walker).run()

@@ -23,8 +23,9 @@ def _facts(value: Any) -> ServingFacts:
     return _CODEC.decode(value, ServingFacts)  # type: ignore[no-any-return]
 
 
-#: Bumped when what ``facts.py`` records changes (2: parameter effects, what code uses of a model).
-_VERSION = 2
+#: Bumped when what ``facts.py`` records changes (2: parameter effects, what code uses of a model;
+#: 3: the module's ``__main__`` blocks and the functions only they name).
+_VERSION = 3
 SERVING_FACTS = Kind("serving", sharded=False, check=_facts)
 
 

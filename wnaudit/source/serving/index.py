@@ -658,12 +658,40 @@ class ServingIndex:
         """The file's inference sites on a carrier, outside training and folding functions."""
         sites: list[tuple[Path, Use, frozenset[Key]]] = []
         for use in facts.inference:
-            if use.scope in facts.training_scopes or use.scope in facts.folding_scopes:
+            if use.scope in facts.training_scopes or use.scope in facts.folding_scopes or self._smoke_test(file, facts, use):
                 continue
             reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
             if reached:
                 sites.append((file, use, reached))
         return sites
+
+    def _smoke_test(self, file: Path, facts: ServingFacts, use: Use) -> bool:
+        """The module's own ``__main__`` smoke test of a class it defines: test code, not an inference path.
+
+        The site is in the module's ``if __name__ == "__main__":`` block, or in a
+        module-level function only that block names (and no other project file
+        that can reach it); every model it is about is built from a class of the
+        same module.  A script evaluating a model imported from elsewhere stays
+        an inference path.
+        """
+        if use.scope == 0:
+            inside = any(first <= use.line <= last for first, last in facts.main_lines)
+        else:
+            name = next((n for n, numbers in facts.smoke_scopes.items() if use.scope in numbers), "")
+            inside = bool(name) and not self._named_elsewhere(file, name)
+        return inside and bool(use.refs) and all(self._own_class(file, ref) for ref in use.refs)
+
+    def _own_class(self, file: Path, ref: Ref) -> bool:
+        """``ref`` is an instance of a class ``file`` itself defines (``Model()``, ``Model.from_pretrained(...)``)."""
+        if ref[0] != "new":
+            return False
+        found = self.lookup(file, ref[1])
+        return found is not None and found[0][0] == file and self._class(found[0]) is not None
+
+    def _named_elsewhere(self, file: Path, name: str) -> bool:
+        """Another project file that can reach ``file``'s ``name`` through imports names it."""
+        reach = self._reach(self._pool(file), file, name)
+        return any(other != file and self._mentions(other, name) for other in reach)
 
     def _flag_guarded(self, family: set[Key], folding: set[str]) -> str:
         """The message's evidence: a removal a method of the family makes only under a flag nobody passes."""
