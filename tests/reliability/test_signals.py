@@ -62,7 +62,9 @@ elif moment == "mid-copy":
     safetensors_io.rewrite = lambda source, *a, **k: real_rewrite(Reader(source), *a, **k)
     torch_io.CountingWriter.write = on_call(4, torch_io.CountingWriter.write)
     from wnaudit.checkpoint import torch_zip
-    torch_zip._copy_range = on_call(3, torch_zip._copy_range)  # the streaming torch-zip fix
+    # the streaming torch-zip fix: records over 64 KiB are copied by _copy_range (smaller ones are batched),
+    # so its first call is mid-copy: the records before it are written, it and the rest are not
+    torch_zip._copy_range = on_call(1, torch_zip._copy_range)
 elif moment == "verifying":
     verify.SafetensorsExpectation.__call__ = on_call(1, verify.SafetensorsExpectation.__call__)
     verify.first_difference = on_call(1, verify.first_difference)
