@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator
 from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
-from .derived_cache import DerivedAnswers, Observations, content_digest, definitions_key, facts_key, read_source_file
+from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, definitions_key, facts_key, read_source_file
 from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
@@ -184,16 +184,19 @@ class Workspace:
         location = self.project.locate(path)
         return [(b, found) for items in self._bindings(location.path, content[1]).values() for b, found in items if found.suffix]
 
-    def content(self, path: Path, data: bytes | None = None) -> tuple[bytes, ContentFacts] | None:
+    def content(self, path: Path, data: bytes | None = None, taken: Stamp | None = None) -> tuple[bytes, ContentFacts] | None:
         """The digest and byte-level facts of a file (``data``: its bytes, already read), once per run.
 
         The facts come from the cache when it has them for this content.
+        ``taken``: the file's stamp from before ``data`` was read (its stat key is kept for later runs).
         """
         if path in self._contents:
             return self._contents[path]
         if data is None:
             data = self._data(path)
         found = None if data is None else self.facts_for(data)
+        if found is not None and taken is not None and self.derived is not None:
+            self.derived.note(str(path), taken, found[0])
         if self.derived is not None and path not in self._bytes:
             self._seen_contents.setdefault(str(path), [None, None] if found is None else [found[0].hex(), facts_key(found[1])])
         self._contents[path] = found

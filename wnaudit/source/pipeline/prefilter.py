@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import notebook
+from ..derived_cache import stamp
 from ..model import FileSummary
 from ..reading import SourceError
 from ..syntax_cache import OK
@@ -57,6 +58,8 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
         done = _decided(path_text, digest, analyse, workspace)
         if done is not None:
             return done
+    # Stamped before the read: a later run's record check trusts the stat instead of reading (``derived_cache``).
+    taken = stamp(str(location.path)) if workspace.derived is not None else None
     try:
         data = read_source(Path(path_text), max_bytes)
     except (OSError, SourceError) as error:  # not a regular file, too big, a notebook that is not one...
@@ -66,7 +69,7 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
         if not workspace.may_have_findings(location.path, facts):
             return Scanned(path_text)
         return Task(index, path_text, len(data))
-    found = workspace.content(location.path, data)
+    found = workspace.content(location.path, data, taken)
     assert found is not None
     digest, facts = found
     done = _decided(path_text, digest, workspace.may_have_findings(location.path, facts), workspace)
