@@ -61,6 +61,9 @@ def _tree(root: Path, outside: Path) -> None:
     header = b'{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
     (root / "aa" / "weights.data").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 4)  # safetensors
     (root / "aa" / "empty.pt").write_bytes(b"")  # a checkpoint by name
+    (root / "aa" / "UPPER.PTH").write_bytes(b"text")
+    (root / "aa" / "model.safetensors.INDEX.JSON").write_text("{}")
+    (root / "aa" / ".pt").write_bytes(b"")  # no suffix
     (root / "aa" / "short").write_bytes(b"PK")
     (root / "build").mkdir()
     (root / "build" / "gen.py").write_text("")  # excluded by the default patterns? decided by the config alike

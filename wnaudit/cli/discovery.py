@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..checkpoint.sniff import _LEGACY_TORCH_MAGIC, _ZIP_MAGIC, is_checkpoint_name, looks_like_checkpoint
+from ..checkpoint.sniff import CHECKPOINT_SUFFIXES, INDEX_SUFFIX, _LEGACY_TORCH_MAGIC, _ZIP_MAGIC, is_checkpoint_name, looks_like_checkpoint
 from ..common.config import Config
 from ..common.findings import InputError
 from ..exported.sniff import looks_like_exported_program
@@ -123,7 +123,7 @@ def _walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], 
             if name.endswith(_OWN_SUFFIXES) or config.is_excluded_entry(name, text, root):
                 continue
             outside = is_link and not _inside(os.path.realpath(text), real_root)
-            _take(Path(text), name, outside, found, add)
+            _take(text, name, outside, found, add)
         pending.extend(d for d in reversed(entered) if not os.path.islink(d))
 
 
@@ -147,23 +147,31 @@ def _list(directory: str) -> tuple[list[str], list[tuple[str, bool]]] | None:
     return dirs, files
 
 
-def _take(candidate: Path, name: str, outside: bool, found: Inputs, add: Callable[[list[Path], Path], None]) -> None:
-    """Sort one walked file: source, exported program, checkpoint, or nothing."""
-    if _suffix(name) in SOURCE_SUFFIXES:
+def _take(text: str, name: str, outside: bool, found: Inputs, add: Callable[[list[Path], Path], None]) -> None:
+    """Sort one walked file: source, exported program, checkpoint, or nothing (a ``Path`` only for what is kept)."""
+    suffix = _suffix(name)
+    if suffix in SOURCE_SUFFIXES:
         if outside:
-            logger.info("%s: a symlink out of the walked tree; not checked (name it to check it)", candidate)
+            logger.info("%s: a symlink out of the walked tree; not checked (name it to check it)", text)
             return
-        add(found.sources, candidate)
+        add(found.sources, Path(text))
         return
-    head = _head(candidate)
-    if head[:4] == _ZIP_MAGIC and looks_like_exported_program(candidate):
+    head = _head(text)
+    candidate = Path(text) if head else None
+    if candidate is not None and head[:4] == _ZIP_MAGIC and looks_like_exported_program(candidate):
         add(found.exported, candidate)
-    elif is_checkpoint_name(candidate) or (_may_be_checkpoint(head) and looks_like_checkpoint(candidate)):
+    elif _checkpoint_name(name, suffix) or (candidate is not None and _may_be_checkpoint(head) and looks_like_checkpoint(candidate)):
+        candidate = candidate or Path(text)
         add(found.checkpoints, candidate)
     else:
         return
     if outside:
         found.read_only.add(candidate)
+
+
+def _checkpoint_name(name: str, suffix: str) -> bool:
+    """``is_checkpoint_name`` from the name alone (as text)."""
+    return name.lower().endswith(INDEX_SUFFIX) or suffix.lower() in CHECKPOINT_SUFFIXES
 
 
 #: The first bytes the sniffers' first test needs: a zip's magic, the legacy torch magic, a safetensors brace.
@@ -176,7 +184,7 @@ def _suffix(name: str) -> str:
     return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
-def _head(path: Path) -> bytes:
+def _head(path: str) -> bytes:
     """A regular file's first bytes (b"" for anything else or an unreadable file: no sniffer takes those)."""
     try:
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO never blocks the walk

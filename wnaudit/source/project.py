@@ -52,7 +52,7 @@ def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Pa
     absolute = os.path.abspath(text)
     try:
         directory, name = os.path.split(absolute)
-        if directories is None or not name or ".." in Path(text).parts or os.path.islink(absolute):
+        if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
             return Path(os.path.realpath(text))  # ``..`` after a link is resolved after the link, as resolve() does
         real = directories.get(directory)
         if real is None:
@@ -60,6 +60,15 @@ def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Pa
         return Path(real, name)
     except OSError:
         return Path(absolute)
+
+
+def _has_parent_part(text: str) -> bool:
+    """``".." in Path(text).parts``, without building the path."""
+    if ".." not in text:
+        return False
+    if os.altsep:
+        text = text.replace(os.altsep, os.sep)
+    return ".." in text.split(os.sep)
 
 
 class Project:
