@@ -157,11 +157,13 @@ def _take(text: str, name: str, outside: bool, found: Inputs, add: Callable[[lis
         add(found.sources, Path(text))
         return
     head = _head(text)
-    candidate = Path(text) if head else None
-    if candidate is not None and head[:4] == _ZIP_MAGIC and looks_like_exported_program(candidate):
+    by_name = _checkpoint_name(name, suffix)
+    if not (by_name or _may_be_checkpoint(head)):  # neither sniffer can say yes (an exported program is a zip)
+        return
+    candidate = Path(text)
+    if head[:4] == _ZIP_MAGIC and looks_like_exported_program(candidate):
         add(found.exported, candidate)
-    elif _checkpoint_name(name, suffix) or (candidate is not None and _may_be_checkpoint(head) and looks_like_checkpoint(candidate)):
-        candidate = candidate or Path(text)
+    elif by_name or looks_like_checkpoint(candidate):
         add(found.checkpoints, candidate)
     else:
         return
