@@ -71,7 +71,8 @@ class Scan:
 
 def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
     """Read, prefilter and analyse every input; complete the linted files' facts across files (project model)."""
-    scanned = scan_all(inputs.files, options.jobs, options.config.max_source_bytes, workspace)
+    config = options.config
+    scanned = scan_all(inputs.files, options.jobs, config.max_source_bytes, workspace, lambda path: config.enabled("WN110", path))
     summaries = adopt(workspace, [item.summary for item in scanned if item.summary is not None], inputs)
     given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
     return Scan(scanned, summaries, given)

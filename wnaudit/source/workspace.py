@@ -27,6 +27,8 @@ from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
 from .resolve import API_ROOTS
+from .serving import facts_cache
+from .serving.facts import ServingFacts
 from .serving.walk import project_files
 from .summary_cache import SummaryCache
 from .syntax_cache import SyntaxCache, digest_of
@@ -150,6 +152,15 @@ class Workspace:
         self._definitions: dict[Path, frozenset[str]] = {}
         self._deps: dict[Path, dict[str, list[tuple[ImportBinding, Path]]]] = {}
         self._statements: dict[tuple[int, tuple[str, ...], RawImport], list[tuple[ImportBinding, Path]]] = {}
+        #: WN110's serving facts computed beside the analyses (in the workers), by ``facts_cache.facts_key``.
+        self.serving_facts: dict[str, ServingFacts] = {}
+
+    def keep_serving(self, digest: bytes, location: Location, found: ServingFacts) -> None:
+        """Serving facts of a file's bytes (``digest``) where it sits, for WN110's index (and its cache)."""
+        key = facts_cache.facts_key(digest, location.module, location.is_package)
+        self.serving_facts[key] = found
+        if self.summaries is not None:
+            facts_cache.store(self.summaries, key, found)
 
     # -- reading ------------------------------------------------------------
     def _data(self, path: Path, seen: dict[str, str | None] | None = None) -> bytes | None:

@@ -15,6 +15,7 @@ from .. import notebook
 from ..derived_cache import stamp
 from ..model import FileSummary
 from ..reading import SourceError
+from ..serving.facts import ServingFacts
 from ..syntax_cache import OK
 from ..workspace import Workspace
 from .read import read_failure, read_source, readable_within
@@ -29,6 +30,8 @@ class Scanned:
     error: str | None = None
     #: Digest of the bytes analysed (for the summary cache, and to see a file change before a fix writes it).
     digest: bytes | None = None
+    #: WN110's serving facts of the file, computed beside its analysis (``analyse.serving_facts_of``).
+    serving: ServingFacts | None = None
 
     @property
     def parsed(self) -> bool:
