@@ -91,3 +91,21 @@ def test_a_damaged_stat_key_drops_the_record(tmp_path: Path) -> None:
     for bad in ([1, 2, 3], [1, 2, 3, 4, 5, 6], ["1", 2, 3, 4, 5, "d"], "x"):
         with pytest.raises(ValueError):
             derived_cache._stat_entry(bad)
+
+
+def test_a_small_run_checks_no_record_of_the_whole_tree(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-file run keeps a record of its own packages: it never asks about the files of other packages."""
+    first = _voc(tmp_path / "a")
+    other = _voc(tmp_path / "b")
+    monkeypatch.chdir(tmp_path)
+    every = sorted([*first.glob("*.py"), *other.glob("*.py")])
+    whole = _answer(every)
+    asked: list[str] = []
+    real = derived_cache.stamp
+    monkeypatch.setattr(derived_cache, "stamp", lambda path: asked.append(str(path)) or real(path))
+    one = [first / "serve.py"]
+    alone = _answer(one)
+    assert alone == _answer(one, cache=False)
+    assert alone and alone == [item for item in whole if str(item[0]) == str(first / "serve.py")]
+    assert _answer(one) == alone  # its own record, kept and checked
+    assert asked and not [path for path in asked if path.startswith(str(other))]

@@ -287,6 +287,9 @@ def _stat_entry(value: Any) -> StatKey:
     return value
 
 
+#: A run of at most this many files keeps a record of its own (``DerivedAnswers.open``'s ``scope``).
+SMALL_RUN = 32
+
 #: The record of one set of source roots (bounded with every other entry by the store).
 RECORDS = Kind("derived", sharded=False, check=_parse_record)
 
@@ -322,9 +325,13 @@ class DerivedAnswers:
         self._loaded = self._sizes()
 
     @classmethod
-    def open(cls, cache: SummaryCache | None, roots: Iterable[Path]) -> "DerivedAnswers":
-        """The record for these source roots, checked against the disk (empty when absent, damaged or stale)."""
-        key = key_of("derived-answers", _FORMAT, [str(r) for r in roots])
+    def open(cls, cache: SummaryCache | None, roots: Iterable[Path], scope: Iterable[str] = ()) -> "DerivedAnswers":
+        """The record for these source roots (and ``scope``), checked against the disk (empty when absent, damaged or stale).
+
+        ``scope``: where a small run's files live (``SMALL_RUN``); such a run keeps a record of its own
+        (checking a whole tree's record cost a one-file run more than the answers it keeps save).
+        """
+        key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope))
         answers = cls(cache, key)
         if cache is not None:
             answers._load(cache.store.get(RECORDS, key))

@@ -84,7 +84,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     inputs = gather_inputs(files)
     if options.fix:
         result.errors.extend(recover(inputs.names))  # a fix an interruption left half-renamed is finished first
-    workspace = cached_workspace(config, options.cache)
+    workspace = cached_workspace(config, options.cache, inputs.files)
     found = scan(inputs, options, workspace)
     result.errors.extend(InputError(item.path, item.error) for item in found.scanned if item.error is not None)
     context = Context(found.summaries, workspace=workspace)

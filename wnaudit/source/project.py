@@ -48,18 +48,23 @@ class Location:
 
 def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Path:
     """``Path.resolve()``: links followed.  ``directories``: realpaths already known (a directory's files share it)."""
+    return Path(_resolved_text(path, directories))
+
+
+def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) -> str:
+    """``_resolved`` as text (normalised: the string of the ``Path`` it stands for), no ``Path`` built."""
     text = os.fspath(path)
     absolute = os.path.abspath(text)
     try:
         directory, name = os.path.split(absolute)
         if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
-            return Path(os.path.realpath(text))  # ``..`` after a link is resolved after the link, as resolve() does
+            return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
         real = directories.get(directory)
         if real is None:
             real = directories[directory] = os.path.realpath(directory)
-        return Path(real, name)
+        return os.path.join(real, name)
     except OSError:
-        return Path(absolute)
+        return absolute
 
 
 def _has_parent_part(text: str) -> bool:
@@ -122,7 +127,7 @@ class Project:
 
     def locate_input(self, path: Path | str) -> Location:
         """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
-        return self.locate(_resolved(path, self._real_directories))
+        return self.locate(_resolved_text(path, self._real_directories))
 
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""
