@@ -74,7 +74,7 @@ def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
     config = options.config
     scanned = scan_all(inputs.files, options.jobs, config.max_source_bytes, workspace, lambda path: config.enabled("WN110", path))
     summaries = adopt(workspace, [item.summary for item in scanned if item.summary is not None], inputs)
-    given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
+    given = {workspace.project.input_identity(item.path): item.path for item in scanned if item.error is None}
     return Scan(scanned, summaries, given)
 
 

@@ -129,6 +129,10 @@ class Project:
         """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
         return self.locate(_resolved_text(path, self._real_directories))
 
+    def input_identity(self, path: Path | str) -> str:
+        """``str(locate_input(path).path)`` without locating the file (no ``Location`` built)."""
+        return os.path.abspath(_resolved_text(path, self._real_directories))
+
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""
         name = path if isinstance(path, str) else str(path)

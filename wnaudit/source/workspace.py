@@ -339,14 +339,15 @@ class Workspace:
             known = derived.scan[name] = facts.names_api or self._may_have_findings(path, facts)
         return known
 
-    def vouched(self, path: Path) -> tuple[bytes, bool] | None:
+    def vouched(self, path: Path | str) -> tuple[bytes, bool] | None:
         """A linted file's digest and ``may_have_findings``, when the checked record vouches for its bytes.
 
         The check has just read the file; its bytes are the ones the answer was
-        computed from, so neither needs reading or deciding again.
+        computed from, so neither needs reading or deciding again.  ``path``:
+        where it sits as ``locate`` makes it absolute (its ``Location.path``).
         """
         derived = self.derived
-        if derived is None or path in self._bytes:
+        if derived is None or (self._bytes and Path(path) in self._bytes):
             return None
         name = str(path)
         digest, seen, known = derived.digests.get(name), derived.observed.contents.get(name), derived.scan.get(name)

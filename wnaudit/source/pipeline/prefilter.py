@@ -8,6 +8,7 @@ can is analysed, unless the summary cache already holds its analysis.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,13 +55,14 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
     When the record of kept answers has just read the file and vouches for its
     bytes (``Workspace.vouched``), it is neither read nor decided again.
     """
-    location = workspace.project.locate(path_text)
-    vouched = workspace.vouched(location.path) if not notebook.is_notebook(Path(path_text)) else None
+    # A file the record vouches for and rules out needs no ``Location`` (most of a warm run's files).
+    vouched = workspace.vouched(os.path.abspath(path_text)) if not notebook.is_notebook(path_text) else None
     if vouched is not None and readable_within(path_text, max_bytes):
         digest, analyse = vouched
         done = _decided(path_text, digest, analyse, workspace)
         if done is not None:
             return done
+    location = workspace.project.locate(path_text)
     # Stamped before the read: a later run's record check trusts the stat instead of reading (``derived_cache``).
     taken = stamp(str(location.path)) if workspace.derived is not None else None
     try:
