@@ -117,3 +117,21 @@ def test_a_file_that_is_not_source_is_opened_once(tmp_path: Path, monkeypatch: p
     discover([tmp_path], Config(root=tmp_path))
     monkeypatch.undo()
     assert sorted(p for p in opened if p.endswith(".h")) == sorted(str(tmp_path / f"header{i}.h") for i in range(5))
+
+
+def test_the_project_walk_as_text_is_the_walk_as_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``project_file_names`` (the record's check) yields exactly ``str`` of each path ``project_files`` yields."""
+    from wnaudit.source.serving.walk import project_file_names, project_files
+
+    _tree(tmp_path / "root", tmp_path)
+    (tmp_path / "root" / "src" / "lib").mkdir(parents=True)
+    (tmp_path / "root" / "src" / "lib" / "__init__.py").write_text("")
+    (tmp_path / "root" / "test_x.py").write_text("")
+    monkeypatch.chdir(tmp_path / "root")
+    for root in (tmp_path / "root", Path("."), Path("pkg")):
+        for whole in (True, False):
+            names = list(project_file_names(root, whole))
+            assert names == [str(p) for p in project_files(root, whole)]
+            assert all(str(Path(name)) == name for name in names)  # the text a ``Path`` walk gives: "." adds no prefix
+            expected = sorted(str(root / "pkg" / n) for n in ("__init__.py", "x..py")) if root != Path("pkg") else []
+            assert set(expected) <= set(names)

@@ -49,7 +49,7 @@ from ..common.cache import Kind, key_of
 
 from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
-from .serving.walk import project_files
+from .serving.walk import project_file_names
 from .summary_cache import SummaryCache
 from .syntax_cache import digest_of
 
@@ -236,7 +236,7 @@ class Observations:
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
-            "walks": lambda key, seen: [str(p) for p in project_files(Path(key[1:]), key[0] == "1")] == seen,
+            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1")) == seen,
         }
         try:
             for kind in kinds:
