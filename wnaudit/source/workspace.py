@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator
 from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
-from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, definitions_key, facts_key, read_source_file
+from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, stamp, definitions_key, facts_key, read_source_file
 from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
@@ -204,6 +204,8 @@ class Workspace:
         if path in self._contents:
             return self._contents[path]
         if data is None:
+            if taken is None and self.derived is not None and path not in self._bytes:
+                taken = stamp(str(path))  # a file read from disk here: its stat key too
             data = self._data(path)
         found = None if data is None else self.facts_for(data)
         if found is not None and taken is not None and self.derived is not None:
