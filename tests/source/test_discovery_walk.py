@@ -103,6 +103,7 @@ def test_the_walk_finds_what_os_walk_found(tmp_path: Path, monkeypatch: pytest.M
 def test_a_file_that_is_not_source_is_opened_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for index in range(5):
         (tmp_path / f"header{index}.h").write_text("int x;\n")
+    os.mkfifo(tmp_path / "pipe")  # never opened: not a regular file
     opened: list[str] = []
 
     def counting(real: Callable[..., object]) -> Callable[..., object]:
@@ -117,6 +118,7 @@ def test_a_file_that_is_not_source_is_opened_once(tmp_path: Path, monkeypatch: p
     discover([tmp_path], Config(root=tmp_path))
     monkeypatch.undo()
     assert sorted(p for p in opened if p.endswith(".h")) == sorted(str(tmp_path / f"header{i}.h") for i in range(5))
+    assert str(tmp_path / "pipe") not in opened
 
 
 def test_the_project_walk_as_text_is_the_walk_as_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -118,19 +118,19 @@ def _walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], 
             continue
         dirs, files = listed
         entered = [os.path.join(directory, d) for d in sorted(dirs) if not config.is_excluded_entry(d, os.path.join(directory, d), root)]
-        for name, is_link in sorted(files):
+        for name, is_link, regular in sorted(files):
             text = os.path.join(directory, name)
             if name.endswith(_OWN_SUFFIXES) or config.is_excluded_entry(name, text, root):
                 continue
             outside = is_link and not _inside(os.path.realpath(text), real_root)
-            _take(text, name, outside, found, add)
+            _take(text, name, outside, regular, found, add)
         pending.extend(d for d in reversed(entered) if not os.path.islink(d))
 
 
-def _list(directory: str) -> tuple[list[str], list[tuple[str, bool]]] | None:
-    """(directory names, (file name, is a link)) as ``os.walk`` splits them (None: unreadable, skipped)."""
+def _list(directory: str) -> tuple[list[str], list[tuple[str, bool, bool]]] | None:
+    """(directory names, (file name, is a link, is a regular file)) as ``os.walk`` splits them (None: unreadable)."""
     dirs: list[str] = []
-    files: list[tuple[str, bool]] = []
+    files: list[tuple[str, bool, bool]] = []
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
@@ -141,13 +141,23 @@ def _list(directory: str) -> tuple[list[str], list[tuple[str, bool]]] | None:
                 if is_dir:
                     dirs.append(entry.name)
                 else:
-                    files.append((entry.name, entry.is_symlink()))
+                    files.append((entry.name, entry.is_symlink(), _is_regular(entry)))
     except OSError:
         return None
     return dirs, files
 
 
-def _take(text: str, name: str, outside: bool, found: Inputs, add: Callable[[list[Path], Path], None]) -> None:
+def _is_regular(entry: os.DirEntry[str]) -> bool:
+    """A regular file, links followed (from the listing's type where it has one): nothing else is ever opened."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _take(
+    text: str, name: str, outside: bool, regular: bool, found: Inputs, add: Callable[[list[Path], Path], None],
+) -> None:
     """Sort one walked file: source, exported program, checkpoint, or nothing (a ``Path`` only for what is kept)."""
     suffix = _suffix(name)
     if suffix in SOURCE_SUFFIXES:
@@ -156,7 +166,7 @@ def _take(text: str, name: str, outside: bool, found: Inputs, add: Callable[[lis
             return
         add(found.sources, Path(text))
         return
-    head = _head(text)
+    head = _head(text) if regular else b""  # a device or FIFO is never opened (the sniffers refuse them too)
     by_name = _checkpoint_name(name, suffix)
     if not (by_name or _may_be_checkpoint(head)):  # neither sniffer can say yes (an exported program is a zip)
         return
