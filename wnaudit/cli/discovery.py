@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..checkpoint.sniff import is_checkpoint_name, looks_like_checkpoint
+from ..checkpoint.sniff import CHECKPOINT_SUFFIXES, INDEX_SUFFIX, _LEGACY_TORCH_MAGIC, _ZIP_MAGIC, is_checkpoint_name, looks_like_checkpoint
 from ..common.config import Config
 from ..common.findings import InputError
 from ..exported.sniff import looks_like_exported_program
@@ -109,25 +110,114 @@ def _exported_program(path: Path) -> bool:
 
 
 def _walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], Path], None]) -> None:
+    """Every entry under ``root`` in ``os.walk``'s order (top down, sorted, directory links not entered).
+
+    Built for trees of tens of thousands of files: names stay text until an
+    entry is kept, links are told from the directory listing, and a file
+    that is not Python source is opened once, its first bytes deciding
+    whether it can be a checkpoint or an exported program at all.
+    """
     real_root = os.path.realpath(root)
-    for directory, dirnames, filenames in os.walk(root):
-        base = Path(directory)
-        dirnames[:] = sorted(d for d in dirnames if not config.is_excluded(base / d, root))
-        for name in sorted(filenames):
-            candidate = base / name
-            if name.endswith(_OWN_SUFFIXES) or config.is_excluded(candidate, root):
+    pending = [str(root)]
+    while pending:
+        directory = pending.pop()
+        listed = _list(directory)
+        if listed is None:
+            continue
+        dirs, files = listed
+        entered = [os.path.join(directory, d) for d in sorted(dirs) if not config.is_excluded_entry(d, os.path.join(directory, d), root)]
+        for name, is_link, regular in sorted(files):
+            text = os.path.join(directory, name)
+            if name.endswith(_OWN_SUFFIXES) or config.is_excluded_entry(name, text, root):
                 continue
-            outside = candidate.is_symlink() and not _inside(os.path.realpath(candidate), real_root)
-            if candidate.suffix in SOURCE_SUFFIXES:
-                if outside:
-                    logger.info("%s: a symlink out of the walked tree; not checked (name it to check it)", candidate)
-                    continue
-                add(found.sources, candidate)
-            elif _exported_program(candidate):
-                add(found.exported, candidate)
-                if outside:
-                    found.read_only.add(candidate)
-            elif is_checkpoint_name(candidate) or looks_like_checkpoint(candidate):
-                add(found.checkpoints, candidate)
-                if outside:
-                    found.read_only.add(candidate)
+            outside = is_link and not _inside(os.path.realpath(text), real_root)
+            _take(text, name, outside, regular, found, add)
+        pending.extend(d for d in reversed(entered) if not os.path.islink(d))
+
+
+def _list(directory: str) -> tuple[list[str], list[tuple[str, bool, bool]]] | None:
+    """(directory names, (file name, is a link, is a regular file)) as ``os.walk`` splits them (None: unreadable)."""
+    dirs: list[str] = []
+    files: list[tuple[str, bool, bool]] = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    dirs.append(entry.name)
+                else:
+                    files.append((entry.name, entry.is_symlink(), _is_regular(entry)))
+    except OSError:
+        return None
+    return dirs, files
+
+
+def _is_regular(entry: os.DirEntry[str]) -> bool:
+    """A regular file, links followed (from the listing's type where it has one): nothing else is ever opened."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _take(
+    text: str, name: str, outside: bool, regular: bool, found: Inputs, add: Callable[[list[Path], Path], None],
+) -> None:
+    """Sort one walked file: source, exported program, checkpoint, or nothing (a ``Path`` only for what is kept)."""
+    suffix = _suffix(name)
+    if suffix in SOURCE_SUFFIXES:
+        if outside:
+            logger.info("%s: a symlink out of the walked tree; not checked (name it to check it)", text)
+            return
+        add(found.sources, Path(text))
+        return
+    head = _head(text) if regular else b""  # a device or FIFO is never opened (the sniffers refuse them too)
+    by_name = _checkpoint_name(name, suffix)
+    if not (by_name or _may_be_checkpoint(head)):  # neither sniffer can say yes (an exported program is a zip)
+        return
+    candidate = Path(text)
+    if head[:4] == _ZIP_MAGIC and _exported_program(candidate):
+        add(found.exported, candidate)
+    elif by_name or looks_like_checkpoint(candidate):
+        add(found.checkpoints, candidate)
+    else:
+        return
+    if outside:
+        found.read_only.add(candidate)
+
+
+def _checkpoint_name(name: str, suffix: str) -> bool:
+    """``is_checkpoint_name`` from the name alone (as text)."""
+    return name.lower().endswith(INDEX_SUFFIX) or suffix.lower() in CHECKPOINT_SUFFIXES
+
+
+#: The first bytes the sniffers' first test needs: a zip's magic, the legacy torch magic, a safetensors brace.
+_HEAD_BYTES = 16
+
+
+def _suffix(name: str) -> str:
+    """``PurePath(name).suffix``, without building a path."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
+
+
+def _head(path: str) -> bytes:
+    """A regular file's first bytes (b"" for anything else or an unreadable file: no sniffer takes those)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO never blocks the walk
+    except OSError:
+        return b""
+    try:
+        return os.read(handle, _HEAD_BYTES) if stat.S_ISREG(os.fstat(handle).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(handle)
+
+
+def _may_be_checkpoint(head: bytes) -> bool:
+    """Whether ``looks_like_checkpoint`` can say yes to a file starting so (it needs one of these starts)."""
+    return head.startswith((_ZIP_MAGIC, _LEGACY_TORCH_MAGIC)) or head[8:9] == b"{"

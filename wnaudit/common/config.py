@@ -183,8 +183,12 @@ class Config:
         directory, and the directories above the one the user named do not
         count (``wnaudit build/myproj`` lints it; so does ``/home/me/build/src``).
         """
+        return self.is_excluded_entry(Path(path).name, path, base)
+
+    def is_excluded_entry(self, name: str, path: str | Path, base: Path | None = None) -> bool:
+        """``is_excluded`` for a walk that has the entry's name at hand (no ``Path`` built per entry)."""
         by_name, by_path = self._exclude_regexes
-        if by_name is not None and by_name.fullmatch(Path(path).name):
+        if by_name is not None and by_name.fullmatch(name):
             return True
         return by_path is not None and by_path.fullmatch(self.relative(path, base)) is not None
 

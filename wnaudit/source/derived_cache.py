@@ -17,7 +17,12 @@ holds where only its imports and flags were used and those are the same (an
 edit inside a function changes no import-scan answer).  A reused answer is
 therefore the one the run would compute from the code it sees: the record
 saves work and never changes a result (a hypothesis test compares both
-through edits).  A file that changes while a run reads it can leave a record
+through edits).  "Re-reading" a file is skipped when its ``os.stat`` is
+exactly the one taken before its bytes were last read (size, mtime, ctime,
+inode, device: git's index rule), unless it was racily clean then (changed
+less than ``RACY_NS`` before): the kernel sets the ctime on every change and
+no user call sets it back, so the same stat means the same bytes
+(``stat_key``; ``tests/source/test_stat_keys.py``).  A file that changes while a run reads it can leave a record
 that no longer matches the disk; the next check then fails and the record is
 rebuilt.
 
@@ -34,6 +39,8 @@ import hashlib
 import json
 import logging
 import os
+import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
@@ -42,7 +49,7 @@ from ..common.cache import Kind, key_of
 
 from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
-from .serving.walk import project_files
+from .serving.walk import project_file_names
 from .summary_cache import SummaryCache
 from .syntax_cache import digest_of
 
@@ -77,16 +84,83 @@ def definitions_key(names: frozenset[str]) -> str:
     return _short_hash(",".join(sorted(names)))
 
 
-class _Disk:
-    """The files as a check reads them: each read and digested once, however many observations name it."""
+#: A file whose mtime or ctime is less than this much older than the moment its stat was taken is "racily
+#: clean" (git's word): a change right after could keep every timestamp (coarse clocks, 1-2 s file systems),
+#: so its stat never vouches for its bytes and it is read again.
+RACY_NS = 3_000_000_000
+#: A stat key: [size, mtime_ns, ctime_ns, inode, device, digest of the bytes read after that stat].
+StatKey = list
 
-    def __init__(self) -> None:
+
+class Stamp(NamedTuple):
+    """A file's ``os.stat`` and the wall clock just before it: taken *before* its bytes are read."""
+
+    clock_ns: int
+    status: os.stat_result
+
+
+def stamp(path: str) -> Stamp | None:
+    """The stamp of a regular file (None: anything else, or no stat)."""
+    clock = time.time_ns()
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return Stamp(clock, status) if stat.S_ISREG(status.st_mode) else None
+
+
+def stat_key(taken: Stamp, digest: str) -> StatKey | None:
+    """What vouches for ``digest`` in a later run (None: racily clean, never vouched for).
+
+    Sound because the kernel sets ``st_ctime`` on every change of a file's
+    bytes or metadata and no user call can set it back: a file that changed
+    after the stamp has a later ctime (its clock had passed the stamp's ctime
+    by ``RACY_NS``), and one replaced by another has a new inode or ctime.
+    """
+    status = taken.status
+    if max(status.st_mtime_ns, status.st_ctime_ns) > taken.clock_ns - RACY_NS:
+        return None
+    return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev, digest]
+
+
+def _same_stat(entry: StatKey, status: os.stat_result) -> bool:
+    return (
+        entry[0] == status.st_size and entry[1] == status.st_mtime_ns and entry[2] == status.st_ctime_ns
+        and entry[3] == status.st_ino and entry[4] == status.st_dev
+    )
+
+
+class _Disk:
+    """The files as a check reads them: each read and digested once, however many observations name it.
+
+    ``known``: stat keys of earlier runs (path -> ``StatKey``).  A file whose
+    stat is exactly the recorded one is not read: its digest is the recorded
+    one (see ``stat_key``); any other is read, and keyed anew in ``fresh``.
+    """
+
+    def __init__(self, known: dict[str, StatKey] | None = None) -> None:
         self.digests: dict[str, str | None] = {}
+        self.known = known or {}
+        self.fresh: dict[str, StatKey] = {}
 
     def digest(self, path: str) -> str | None:
         if path not in self.digests:
-            self.digests[path] = content_digest(read_source_file(path))
+            self.digests[path] = self._digest(path)
         return self.digests[path]
+
+    def _digest(self, path: str) -> str | None:
+        taken = stamp(path)
+        if taken is None:
+            return content_digest(read_source_file(path))
+        entry = self.known.get(path)
+        if entry is not None and _same_stat(entry, taken.status):
+            self.fresh[path] = entry
+            return entry[5]  # type: ignore[no-any-return]
+        digest = content_digest(read_source_file(path))
+        key = stat_key(taken, digest) if digest is not None else None
+        if key is not None:
+            self.fresh[path] = key
+        return digest
 
     def same_facts(self, path: str, seen: list) -> bool:
         """The bytes are the ones seen, or their flags and imports are (an edit inside a function changes nothing here)."""
@@ -163,7 +237,7 @@ class Observations:
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
-            "walks": lambda key, seen: [str(p) for p in project_files(Path(key[1:]), key[0] == "1")] == seen,
+            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1")) == seen,
         }
         try:
             for kind in kinds:
@@ -184,6 +258,7 @@ class _Record(NamedTuple):
     matters: dict[str, bool]
     aliases: dict[str, dict[str, frozenset[str]]]
     served: dict[str, Verdict | None]
+    stats: dict[str, StatKey]
 
 
 def _parse_record(document: Any) -> _Record | None:
@@ -199,11 +274,22 @@ def _parse_record(document: Any) -> _Record | None:
             str(k): {str(name): frozenset(map(str, apis)) for name, apis in v.items()} for k, v in document["aliases"].items()
         }
         served = {str(k): None if v is None else Verdict(*v) for k, v in document["served"].items()}
+        stats = {str(k): _stat_entry(v) for k, v in document["stats"].items()}
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         logger.debug("derived answers: ignoring a damaged record: %s", error)
         return None
-    return _Record(observed, scan, matters, aliases, served)
+    return _Record(observed, scan, matters, aliases, served, stats)
 
+
+def _stat_entry(value: Any) -> StatKey:
+    """A stored ``StatKey``, checked for its shape (``ValueError`` otherwise: the record is not believed)."""
+    if not (isinstance(value, list) and len(value) == 6 and all(type(v) is int for v in value[:5]) and isinstance(value[5], str)):
+        raise ValueError("not a stat key")
+    return value
+
+
+#: A run of at most this many files keeps a record of its own (``DerivedAnswers.open``'s ``scope``).
+SMALL_RUN = 32
 
 #: The record of one set of source roots (bounded with every other entry by the store).
 RECORDS = Kind("derived", sharded=False, check=_parse_record)
@@ -234,12 +320,19 @@ class DerivedAnswers:
         self.served: dict[str, Verdict | None] = {}
         #: path -> the digest of its bytes as the check read them (for files it read).
         self.digests: dict[str, str | None] = {}
+        #: path -> the stat key of its bytes: recorded by earlier runs, and this run's (``_Disk``, ``note``).
+        self._stats_known: dict[str, StatKey] = {}
+        self._stats: dict[str, StatKey] = {}
         self._loaded = self._sizes()
 
     @classmethod
-    def open(cls, cache: SummaryCache | None, roots: Iterable[Path]) -> "DerivedAnswers":
-        """The record for these source roots, checked against the disk (empty when absent, damaged or stale)."""
-        key = key_of("derived-answers", _FORMAT, [str(r) for r in roots])
+    def open(cls, cache: SummaryCache | None, roots: Iterable[Path], scope: Iterable[str] = ()) -> "DerivedAnswers":
+        """The record for these source roots (and ``scope``), checked against the disk (empty when absent, damaged or stale).
+
+        ``scope``: where a small run's files live (``SMALL_RUN``); such a run keeps a record of its own
+        (checking a whole tree's record cost a one-file run more than the answers it keeps save).
+        """
+        key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope))
         answers = cls(cache, key)
         if cache is not None:
             answers._load(cache.store.get(RECORDS, key))
@@ -248,8 +341,9 @@ class DerivedAnswers:
     def _load(self, record: "_Record | None") -> None:
         if record is None:
             return
-        observed, scan, matters, aliases, served = record
-        disk = _Disk()
+        observed, scan, matters, aliases, served, stats = record
+        disk = _Disk(stats)
+        self._stats_known, self._stats = stats, disk.fresh  # a digest memo: sound whether or not the answers hold
         if not observed.still_hold(SCAN_KINDS, disk):
             return
         self.observed, self.scan, self.matters, self.aliases = observed, scan, matters, aliases
@@ -267,13 +361,27 @@ class DerivedAnswers:
             self.observed.size(SCAN_KINDS), self.observed.size(SERVING_KINDS),
         )
 
+    def note(self, path: str, taken: Stamp | None, digest: bytes) -> None:
+        """This run read ``path`` (stamped before the read) and its bytes had ``digest``: keep its stat key."""
+        key = stat_key(taken, digest.hex()) if taken is not None else None
+        if key is not None:
+            self._stats[path] = key
+
+    def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
+        """The stat keys worth keeping: of the files the observations name (this run's first)."""
+        named = set().union(*(getattr(observed, kind) for kind in ("contents", "definitions", "reads", "serving_reads")))
+        merged = {**self._stats_known, **self._stats}
+        return {path: merged[path] for path in sorted(named & merged.keys())}
+
     def save(self, observed: Observations) -> None:
         """Store the answers with every observation they rest on (only when this run added any)."""
         observed.merge(self.observed, (*SCAN_KINDS, *SERVING_KINDS))
         self.observed = observed
-        if self._cache is None or self._sizes() == self._loaded:
+        stats = self._stat_keys(observed)
+        if self._cache is None or (self._sizes() == self._loaded and stats == self._stats_known):
             return
         document = {
+            "stats": stats,
             "format": _FORMAT,
             "observed": observed.part((*SCAN_KINDS, *SERVING_KINDS)),
             "scan": self.scan,

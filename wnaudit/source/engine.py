@@ -71,9 +71,10 @@ class Scan:
 
 def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
     """Read, prefilter and analyse every input; complete the linted files' facts across files (project model)."""
-    scanned = scan_all(inputs.files, options.jobs, options.config.max_source_bytes, workspace)
+    config = options.config
+    scanned = scan_all(inputs.files, options.jobs, config.max_source_bytes, workspace, lambda path: config.enabled("WN110", path))
     summaries = adopt(workspace, [item.summary for item in scanned if item.summary is not None], inputs)
-    given = {str(workspace.project.locate_input(item.path).path): item.path for item in scanned if item.error is None}
+    given = {workspace.project.input_identity(item.path): item.path for item in scanned if item.error is None}
     return Scan(scanned, summaries, given)
 
 
@@ -83,7 +84,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     inputs = gather_inputs(files)
     if options.fix:
         result.errors.extend(recover(inputs.names))  # a fix an interruption left half-renamed is finished first
-    workspace = cached_workspace(config, options.cache)
+    workspace = cached_workspace(config, options.cache, inputs.files)
     found = scan(inputs, options, workspace)
     result.errors.extend(InputError(item.path, item.error) for item in found.scanned if item.error is not None)
     context = Context(found.summaries, workspace=workspace)

@@ -48,18 +48,32 @@ class Location:
 
 def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Path:
     """``Path.resolve()``: links followed.  ``directories``: realpaths already known (a directory's files share it)."""
+    return Path(_resolved_text(path, directories))
+
+
+def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) -> str:
+    """``_resolved`` as text (normalised: the string of the ``Path`` it stands for), no ``Path`` built."""
     text = os.fspath(path)
     absolute = os.path.abspath(text)
     try:
         directory, name = os.path.split(absolute)
-        if directories is None or not name or ".." in Path(text).parts or os.path.islink(absolute):
-            return Path(os.path.realpath(text))  # ``..`` after a link is resolved after the link, as resolve() does
+        if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
+            return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
         real = directories.get(directory)
         if real is None:
             real = directories[directory] = os.path.realpath(directory)
-        return Path(real, name)
+        return os.path.join(real, name)
     except OSError:
-        return Path(absolute)
+        return absolute
+
+
+def _has_parent_part(text: str) -> bool:
+    """``".." in Path(text).parts``, without building the path."""
+    if ".." not in text:
+        return False
+    if os.altsep:
+        text = text.replace(os.altsep, os.sep)
+    return ".." in text.split(os.sep)
 
 
 class Project:
@@ -113,7 +127,11 @@ class Project:
 
     def locate_input(self, path: Path | str) -> Location:
         """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
-        return self.locate(_resolved(path, self._real_directories))
+        return self.locate(_resolved_text(path, self._real_directories))
+
+    def input_identity(self, path: Path | str) -> str:
+        """``str(locate_input(path).path)`` without locating the file (no ``Location`` built)."""
+        return os.path.abspath(_resolved_text(path, self._real_directories))
 
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""

@@ -22,11 +22,13 @@ from typing import Callable, Iterable, Iterator
 from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
-from .derived_cache import DerivedAnswers, Observations, content_digest, definitions_key, facts_key, read_source_file
+from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, stamp, definitions_key, facts_key, read_source_file
 from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
 from .resolve import API_ROOTS
+from .serving import facts_cache
+from .serving.facts import ServingFacts
 from .serving.walk import project_files
 from .summary_cache import SummaryCache
 from .syntax_cache import SyntaxCache, digest_of
@@ -150,6 +152,15 @@ class Workspace:
         self._definitions: dict[Path, frozenset[str]] = {}
         self._deps: dict[Path, dict[str, list[tuple[ImportBinding, Path]]]] = {}
         self._statements: dict[tuple[int, tuple[str, ...], RawImport], list[tuple[ImportBinding, Path]]] = {}
+        #: WN110's serving facts computed beside the analyses (in the workers), by ``facts_cache.facts_key``.
+        self.serving_facts: dict[str, ServingFacts] = {}
+
+    def keep_serving(self, digest: bytes, location: Location, found: ServingFacts) -> None:
+        """Serving facts of a file's bytes (``digest``) where it sits, for WN110's index (and its cache)."""
+        key = facts_cache.facts_key(digest, location.module, location.is_package)
+        self.serving_facts[key] = found
+        if self.summaries is not None:
+            facts_cache.store(self.summaries, key, found)
 
     # -- reading ------------------------------------------------------------
     def _data(self, path: Path, seen: dict[str, str | None] | None = None) -> bytes | None:
@@ -184,16 +195,21 @@ class Workspace:
         location = self.project.locate(path)
         return [(b, found) for items in self._bindings(location.path, content[1]).values() for b, found in items if found.suffix]
 
-    def content(self, path: Path, data: bytes | None = None) -> tuple[bytes, ContentFacts] | None:
+    def content(self, path: Path, data: bytes | None = None, taken: Stamp | None = None) -> tuple[bytes, ContentFacts] | None:
         """The digest and byte-level facts of a file (``data``: its bytes, already read), once per run.
 
         The facts come from the cache when it has them for this content.
+        ``taken``: the file's stamp from before ``data`` was read (its stat key is kept for later runs).
         """
         if path in self._contents:
             return self._contents[path]
         if data is None:
+            if taken is None and self.derived is not None and path not in self._bytes:
+                taken = stamp(str(path))  # a file read from disk here: its stat key too
             data = self._data(path)
         found = None if data is None else self.facts_for(data)
+        if found is not None and taken is not None and self.derived is not None:
+            self.derived.note(str(path), taken, found[0])
         if self.derived is not None and path not in self._bytes:
             self._seen_contents.setdefault(str(path), [None, None] if found is None else [found[0].hex(), facts_key(found[1])])
         self._contents[path] = found
@@ -325,14 +341,15 @@ class Workspace:
             known = derived.scan[name] = facts.names_api or self._may_have_findings(path, facts)
         return known
 
-    def vouched(self, path: Path) -> tuple[bytes, bool] | None:
+    def vouched(self, path: Path | str) -> tuple[bytes, bool] | None:
         """A linted file's digest and ``may_have_findings``, when the checked record vouches for its bytes.
 
         The check has just read the file; its bytes are the ones the answer was
-        computed from, so neither needs reading or deciding again.
+        computed from, so neither needs reading or deciding again.  ``path``:
+        where it sits as ``locate`` makes it absolute (its ``Location.path``).
         """
         derived = self.derived
-        if derived is None or path in self._bytes:
+        if derived is None or (self._bytes and Path(path) in self._bytes):
             return None
         name = str(path)
         digest, seen, known = derived.digests.get(name), derived.observed.contents.get(name), derived.scan.get(name)

@@ -11,10 +11,12 @@ import ast
 import sys
 import warnings
 
-from ..analysis import Aliases, analyze
+from ..analysis import Aliases, analyze, deep_recursion, parse_pieces
+from ...core import catalogue
 from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError, decode
+from ..serving.facts import ServingFacts, serving_facts
 
 
 def syntax_message(error: SyntaxError) -> str:
@@ -104,3 +106,25 @@ def summarize(
 def summarize_at(data: bytes | str, path: str, location: Location, aliases: Aliases | None = None) -> FileSummary:
     """``summarize`` for a located file (its module name and identity come from the import system)."""
     return summarize(data, path, location.module, location.is_package, aliases, str(location.path))
+
+
+
+_WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
+
+
+def serves(summary: FileSummary) -> bool:
+    """Whether WN110 will read this file's serving facts: it applies weight norm inside a class or function.
+
+    The rule's starts (``rules/never_folded._starts``); a file it misses here is
+    still read by the index itself, so this decides only where the work runs.
+    """
+    return any(a.kind == _WEIGHT_NORM and a.site.unit != summary.module for a in summary.applications)
+
+
+def serving_facts_of(data: bytes, path: str, location: Location) -> ServingFacts | None:
+    """WN110's serving facts of a file, as ``ServingIndex.facts`` computes them (None: it could not; the index reports that)."""
+    try:
+        with deep_recursion():
+            return serving_facts(parse_pieces(decode(data).text, path), location.module, location.is_package)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None

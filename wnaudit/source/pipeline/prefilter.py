@@ -8,12 +8,15 @@ can is analysed, unless the summary cache already holds its analysis.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import notebook
+from ..derived_cache import stamp
 from ..model import FileSummary
 from ..reading import SourceError
+from ..serving.facts import ServingFacts
 from ..syntax_cache import OK
 from ..workspace import Workspace
 from .read import read_failure, read_source, readable_within
@@ -28,6 +31,8 @@ class Scanned:
     error: str | None = None
     #: Digest of the bytes analysed (for the summary cache, and to see a file change before a fix writes it).
     digest: bytes | None = None
+    #: WN110's serving facts of the file, computed beside its analysis (``analyse.serving_facts_of``).
+    serving: ServingFacts | None = None
 
     @property
     def parsed(self) -> bool:
@@ -50,13 +55,16 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
     When the record of kept answers has just read the file and vouches for its
     bytes (``Workspace.vouched``), it is neither read nor decided again.
     """
-    location = workspace.project.locate(path_text)
-    vouched = workspace.vouched(location.path) if not notebook.is_notebook(Path(path_text)) else None
+    # A file the record vouches for and rules out needs no ``Location`` (most of a warm run's files).
+    vouched = workspace.vouched(os.path.abspath(path_text)) if not notebook.is_notebook(path_text) else None
     if vouched is not None and readable_within(path_text, max_bytes):
         digest, analyse = vouched
         done = _decided(path_text, digest, analyse, workspace)
         if done is not None:
             return done
+    location = workspace.project.locate(path_text)
+    # Stamped before the read: a later run's record check trusts the stat instead of reading (``derived_cache``).
+    taken = stamp(str(location.path)) if workspace.derived is not None else None
     try:
         data = read_source(Path(path_text), max_bytes)
     except (OSError, SourceError) as error:  # not a regular file, too big, a notebook that is not one...
@@ -66,7 +74,7 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
         if not workspace.may_have_findings(location.path, facts):
             return Scanned(path_text)
         return Task(index, path_text, len(data))
-    found = workspace.content(location.path, data)
+    found = workspace.content(location.path, data, taken)
     assert found is not None
     digest, facts = found
     done = _decided(path_text, digest, workspace.may_have_findings(location.path, facts), workspace)

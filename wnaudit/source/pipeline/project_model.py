@@ -7,9 +7,13 @@ with what their imports stand for (a notebook from its view, not its JSON).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Sequence
+
 from ...common.config import Config
 from ..analysis import Aliases
-from ..derived_cache import DerivedAnswers
+from ..derived_cache import SMALL_RUN, DerivedAnswers
 from ..model import FileSummary
 from ..project import Location, Project
 from ..summary_cache import SummaryCache
@@ -25,24 +29,45 @@ def _summarize_located(data: bytes, path: str, location: Location, aliases: Alia
 
 def new_workspace(
     config: Config | None = None, cache: SyntaxCache | None = None, summaries: SummaryCache | None = None,
-    derived: bool = False,
+    derived: bool = False, files: Sequence[Path] = (),
 ) -> Workspace:
     """A workspace resolving imports from ``config``'s source roots (default: the current directory).
 
-    ``derived``: reuse (and keep) the cross-file answers of earlier runs, with ``summaries`` (``derived_cache``).
+    ``derived``: reuse (and keep) the cross-file answers of earlier runs, with ``summaries`` (``derived_cache``);
+    a run of few ``files`` keeps a record of its own (``derived_cache.SMALL_RUN``, ``_scope``).
     """
     project = Project((config or Config()).source_roots)
-    answers = DerivedAnswers.open(summaries, project.roots) if derived and summaries is not None else None
+    answers = None
+    if derived and summaries is not None:
+        answers = DerivedAnswers.open(summaries, project.roots, _scope(files) if len(files) <= SMALL_RUN else [])
     return Workspace(project, _summarize_located, cache, summaries, answers)
+
+
+def _scope(files: Sequence[Path]) -> list[str]:
+    """Where a small run's files live: the directories above their top-level packages (its record's key).
+
+    Runs on files of the same packages share a record that grows to what they
+    read, never a whole tree's; any key is sound (a record is checked before use).
+    """
+    tops = set()
+    for file in files:
+        directory = os.path.dirname(os.path.abspath(file))
+        while os.path.isfile(os.path.join(directory, "__init__.py")):
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+        tops.add(directory)
+    return sorted(tops)
 
 
 def default_workspace() -> Workspace:
     return new_workspace()
 
 
-def cached_workspace(config: Config, use_cache: bool) -> Workspace:
+def cached_workspace(config: Config, use_cache: bool, files: Sequence[Path] = ()) -> Workspace:
     """The run's workspace with the caches ``--no-cache`` turns off (syntax facts, analyses, kept answers)."""
-    return new_workspace(config, SyntaxCache.open(use_cache), SummaryCache.open(use_cache), derived=True)
+    return new_workspace(config, SyntaxCache.open(use_cache), SummaryCache.open(use_cache), derived=True, files=files)
 
 
 def adopt(workspace: Workspace, summaries: list[FileSummary], inputs: Inputs) -> list[FileSummary]:

@@ -85,9 +85,11 @@ class ServingIndex:
     def __init__(
         self, project: Project, read: Callable[[Path], "bytes | None"],
         imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "SummaryCache | None" = None,
-        walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None,
+        walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None, known: "dict[str, ServingFacts] | None" = None,
     ) -> None:
         self.project = project
+        #: Facts computed beside the analyses, in the workers (``facts_cache.facts_key`` -> facts).
+        self._known = known or {}
         #: The project's files under a root (``walk.project_files``; the workspace's keeps what it found).
         self._walk = walk or (lambda root, whole: tuple(project_files(root, whole)))
         #: Where parsed facts are kept between runs (the summary cache; None: parse every run).
@@ -125,8 +127,8 @@ class ServingIndex:
         if data is None:
             return None
         location = self.project.locate(path)
-        key = facts_cache.facts_key(digest_of(data), location.module, location.is_package) if self._cache is not None else ""
-        found = facts_cache.load(self._cache, key) if self._cache is not None else None
+        key = facts_cache.facts_key(digest_of(data), location.module, location.is_package)
+        found = self._known.get(key) or (facts_cache.load(self._cache, key) if self._cache is not None else None)
         if found is None:
             try:
                 with deep_recursion():  # any tree CPython can build, as the analysis walks it

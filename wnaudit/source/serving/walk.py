@@ -23,14 +23,17 @@ _SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "nod
 
 
 def is_test_file(path: Path) -> bool:
-    name = path.name
+    return is_test_name(path.name)
+
+
+def is_test_name(name: str) -> bool:
     return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
-def too_big(path: Path) -> bool:
+def too_big(path: Path | str) -> bool:
     """Larger than the lint reads a source file (``max-source-bytes``' default): never read whole here either."""
     try:
-        return path.stat().st_size > DEFAULT_MAX_SOURCE_BYTES
+        return os.stat(path).st_size > DEFAULT_MAX_SOURCE_BYTES
     except OSError:
         return True
 
@@ -48,16 +51,21 @@ def project_files(root: Path, whole: bool) -> Iterable[Path]:
     data or copied scripts beside the code is what a cut leaves out, and the
     warning names it.
     """
+    return (Path(text) for text in project_file_names(root, whole))
+
+
+def project_file_names(root: Path | str, whole: bool) -> Iterator[str]:
+    """``project_files`` as text (``str`` of each path), no ``Path`` built per file (a record's check walks again)."""
     count = 0
-    walk = _Walk(root, whole)
+    walk = _Walk(os.fspath(root), whole)
     for directory, names in walk:
         for name in names:
-            path = directory / name
-            if is_test_file(path) or too_big(path):
+            path = _join(directory, name)
+            if is_test_name(name) or too_big(path):
                 continue
             count += 1
             if count > MAX_PROJECT_FILES:
-                _warn_cut(root, walk.unread(directory))
+                _warn_cut(Path(root), [Path(d) for d in walk.unread(directory)])
                 return
             yield path
 
@@ -82,16 +90,17 @@ class _Walk:
     reached from the root or from ``src/`` through packages.  The rest (scripts,
     tools, data, anything else a marked root holds) comes after, breadth first
     too.  Virtual environments (``pyvenv.cfg``) and :func:`skipped` directories
-    are never entered; directory links are not followed.
+    are never entered; directory links are not followed.  Directories are text
+    (``os.path.join`` of the root's text: the ``str`` of the paths ``Path`` joins).
     """
 
-    def __init__(self, root: Path, whole: bool) -> None:
+    def __init__(self, root: str, whole: bool) -> None:
         self.whole = whole
-        self.code: deque[Path] = deque([root])
-        self.rest: deque[Path] = deque()
+        self.code: deque[str] = deque([root])
+        self.rest: deque[str] = deque()
         self.root = root
 
-    def __iter__(self) -> Iterator[tuple[Path, list[str]]]:
+    def __iter__(self) -> Iterator[tuple[str, list[str]]]:
         while self.code or self.rest:
             is_code = bool(self.code)
             directory = self.code.popleft() if is_code else self.rest.popleft()
@@ -100,23 +109,23 @@ class _Walk:
                 continue
             files, dirs = listed
             for name in dirs:
-                child = directory / name
+                child = _join(directory, name)
                 if is_code and (self._src_layout(directory, name) or "__init__.py" in _names(child)):
                     self.code.append(child)
                 elif self.whole:
                     self.rest.append(child)
             yield directory, [name for name in files if name.endswith(".py")]
 
-    def _src_layout(self, directory: Path, name: str) -> bool:
+    def _src_layout(self, directory: str, name: str) -> bool:
         """``src/`` under a marked root holds the project's packages (the src layout)."""
         return self.whole and directory == self.root and name == "src"
 
-    def unread(self, current: Path) -> list[Path]:
+    def unread(self, current: str) -> list[str]:
         """The directories a cut at ``current`` leaves (partly) unread: it, and all still waiting."""
         return [current, *self.code, *self.rest]
 
     @staticmethod
-    def _list(directory: Path) -> tuple[list[str], list[str]] | None:
+    def _list(directory: str) -> tuple[list[str], list[str]] | None:
         """(file names, directory names to enter), sorted; None for a virtual environment or an unreadable one."""
         files: list[str] = []
         dirs: list[str] = []
@@ -139,7 +148,12 @@ class _Walk:
         return sorted(files), sorted(dirs)
 
 
-def _names(directory: Path) -> frozenset[str]:
+def _join(directory: str, name: str) -> str:
+    """``str(Path(directory) / name)`` for a directory that is the ``str`` of a path (``"."`` adds no prefix)."""
+    return name if directory == "." else os.path.join(directory, name)
+
+
+def _names(directory: str) -> frozenset[str]:
     try:
         return frozenset(os.listdir(directory))
     except OSError:
