@@ -42,7 +42,8 @@ _DISCRIMINATOR = (
     "    def forward(self, audio):\n"
     "        return self.conv(audio)\n"
 )
-_BLOCKS = (
+#: A block that folds its own conv; the classes below decide whether anything calls that.
+_BLOCK = (
     "class Block(nn.Module):\n"
     "    def __init__(self):\n"
     "        super().__init__()\n"
@@ -51,6 +52,8 @@ _BLOCKS = (
     "        return self.conv(x)\n\n"
     "    def remove_weight_norm(self):\n"
     "        torch.nn.utils.parametrize.remove_parametrizations(self.conv, \"weight\")\n\n\n"
+)
+_BLOCKS = _BLOCK + (
     "class Vocoder(nn.Module):\n"
     "    def __init__(self):\n"
     "        super().__init__()\n"
@@ -63,15 +66,7 @@ _BLOCKS = (
     "        for block in self.blocks:\n"
     "            block.remove_weight_norm()\n"
 )
-_CHAIN = (
-    "class Block(nn.Module):\n"
-    "    def __init__(self):\n"
-    "        super().__init__()\n"
-    "        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))\n\n"
-    "    def forward(self, x):\n"
-    "        return self.conv(x)\n\n"
-    "    def remove_weight_norm(self):\n"
-    "        torch.nn.utils.parametrize.remove_parametrizations(self.conv, \"weight\")\n\n\n"
+_CHAIN = _BLOCK + (
     "class Vocoder(nn.Module):\n"
     "    def __init__(self):\n"
     "        super().__init__()\n"
