@@ -196,8 +196,8 @@ def _is_two_norm(norm: dict[str, Any]) -> bool:
     return value == 2
 
 
-def iter_all_nodes(value: Any) -> Iterator[dict[str, Any]]:
-    """Every serialized node anywhere in the program, subgraphs included (for the trust screen).
+def iter_json_objects(value: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object anywhere in ``value``, in document order.
 
     Iterative, so that no nesting depth a JSON member can hold exhausts the stack.
     """
@@ -205,8 +205,14 @@ def iter_all_nodes(value: Any) -> Iterator[dict[str, Any]]:
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if isinstance(item.get("target"), str) and isinstance(item.get("inputs"), list):
-                yield item
+            yield item
             stack.extend(reversed(list(item.values())))
         elif isinstance(item, list):
             stack.extend(reversed(item))
+
+
+def iter_all_nodes(value: Any) -> Iterator[dict[str, Any]]:
+    """Every serialized node anywhere in the program, subgraphs included (for the trust screen)."""
+    for item in iter_json_objects(value):
+        if isinstance(item.get("target"), str) and isinstance(item.get("inputs"), list):
+            yield item

@@ -41,7 +41,7 @@ from ..core.catalogue import (
     PT2_SYMPY_TOKEN,
 )
 from .archive import ArchiveContents, ModelEntry
-from .graph import iter_all_nodes, json_list, json_object
+from .graph import iter_all_nodes, iter_json_objects, json_list, json_object
 from .guards import is_plain_guard
 
 TRUST_FLAG = "--trust-pickle"
@@ -130,34 +130,19 @@ def _graph_reasons(program: dict[str, Any]) -> list[str]:
 
 def _operator_arguments(value: Any) -> list[str]:
     """Every operator named as an argument (``{"as_operator": ...}``), which loading resolves like a target."""
-    found: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "as_operator" in item:
-                found.append(str(item["as_operator"]))
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return found
+    return [str(item["as_operator"]) for item in iter_json_objects(value) if "as_operator" in item]
 
 
 def _unsafe_expressions(value: Any) -> list[str]:
     """The symbolic-shape expressions (``as_expr``) that are not plain sympy: loading ``sympify``s (evaluates) each."""
     unsafe: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "as_expr" in item:
-                body = item["as_expr"]
-                expression = body.get("expr_str") if isinstance(body, dict) else None
-                if not isinstance(expression, str) or not is_plain_sympy(expression):
-                    unsafe.append(str(expression if expression is not None else body))
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+    for item in iter_json_objects(value):
+        if "as_expr" not in item:
+            continue
+        body = item["as_expr"]
+        expression = body.get("expr_str") if isinstance(body, dict) else None
+        if not isinstance(expression, str) or not is_plain_sympy(expression):
+            unsafe.append(str(expression if expression is not None else body))
     return unsafe
 
 
