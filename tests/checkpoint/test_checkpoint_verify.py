@@ -16,7 +16,8 @@ from safetensors.torch import save_file
 
 from checkpoint_helpers import cli, vocoder_state
 from test_checkpoint_forms import _write_sharded
-from wnaudit.checkpoint import formats, safetensors_io, shards, torch_io
+from wnaudit.checkpoint import safetensors_io, shards, torch_io
+from wnaudit.common import atomic
 
 
 def _error_line(err: str, path: Path) -> str:
@@ -114,12 +115,12 @@ def test_byte_copy_for_output_is_verified(tmp_path, capsys, monkeypatch):
     clean = tmp_path / "clean.safetensors"
     save_file({"w": torch.ones(4)}, clean)
     out = tmp_path / "out.safetensors"
-    real = formats.shutil.copyfileobj
+    real = atomic.shutil.copyfileobj  # the verified byte copy of a clean input
 
     def copy(source, target, length):
         real(_CorruptingReader(source), target, length)
 
-    monkeypatch.setattr(formats.shutil, "copyfileobj", copy)
+    monkeypatch.setattr(atomic.shutil, "copyfileobj", copy)
     status, _, err = cli(capsys, "--fix", "-o", out, clean)
     assert status == 2 and "verification" in err and not out.exists()
 

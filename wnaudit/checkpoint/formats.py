@@ -11,11 +11,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..common.atomic import atomic_writer
+from ..common.atomic import atomic_copy, atomic_writer
 from ..core.catalogue import Kind
 from ..common.findings import RunResult
 from ..common.gc_pause import cyclic_gc_paused
@@ -71,19 +70,10 @@ def target_of(path: Path, options: RunOptions) -> Path:
 def nothing_to_fold(path: Path, result: RunResult, options: RunOptions) -> RunResult:
     """``--fix -o OUT`` on a clean file still produces OUT (a byte copy), so pipelines can rely on it."""
     if options.fix and options.output is not None:
-        with open(path, "rb") as source:
-            size = os.fstat(source.fileno()).st_size
-            with atomic_writer(options.output, verify=lambda written: _same_file_bytes(source, written, size)) as handle:
-                shutil.copyfileobj(source, handle, safetensors_io.COPY_CHUNK)
+        from .verify import VerificationError
+
+        atomic_copy(path, options.output, VerificationError)
     return result
-
-
-def _same_file_bytes(source: Any, written: Path, size: int) -> None:
-    from .verify import VerificationError, _same_range
-
-    with open(written, "rb") as copy:
-        if os.fstat(copy.fileno()).st_size != size or not _same_range(source, 0, copy, 0, size):
-            raise VerificationError("the copy differs from the input")
 
 
 # --------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import errno
 import functools
 import logging
 import os
+import shutil
 import stat
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
@@ -274,3 +275,38 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, veri
     """Atomically replace ``path`` with ``data``."""
     with atomic_writer(path, mode=mode, verify=verify) as handle:
         handle.write(data)
+
+
+#: Bytes per read of a verified copy.
+_COPY_CHUNK = 1 << 20
+
+
+def atomic_copy(source: Path, target: Path, mismatch: Callable[[str], Exception]) -> None:
+    """Replace ``target`` with a byte copy of ``source``, compared with it before the rename.
+
+    ``--fix -o OUT`` on an input with nothing to fold still writes OUT, so a
+    pipeline can rely on the file being there; ``mismatch`` builds the caller's
+    own error when the written copy differs (the target is then left as it was).
+    """
+    with open(source, "rb") as original:
+        size = os.fstat(original.fileno()).st_size
+
+        def same_bytes(written: Path) -> None:
+            with open(written, "rb") as copy:
+                if os.fstat(copy.fileno()).st_size != size or not _same_stream(original, copy):
+                    raise mismatch("the copy differs from the input")
+
+        with atomic_writer(target, verify=same_bytes) as handle:
+            shutil.copyfileobj(original, handle, _COPY_CHUNK)
+
+
+def _same_stream(left: BinaryIO, right: BinaryIO) -> bool:
+    """Both files hold the same bytes from their starts (the caller has compared their sizes)."""
+    left.seek(0)
+    right.seek(0)
+    while True:
+        a, b = left.read(_COPY_CHUNK), right.read(_COPY_CHUNK)
+        if a != b:
+            return False
+        if not a:
+            return True

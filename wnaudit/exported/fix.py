@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..common.atomic import atomic_write_bytes
+from ..common.atomic import atomic_copy, atomic_write_bytes
 from ..common.options import RunOptions
 from ..core import torch_api
 from ..core.catalogue import PT2_LOADED_MODEL, PT2_SAMPLE_INPUTS
@@ -72,13 +72,7 @@ def _stage(what: str) -> Iterator[None]:
 
 def copy_unchanged(path: Path, output: Path) -> None:
     """``--fix -o OUT`` with nothing to fold still writes OUT (a byte copy, verified), as for checkpoints."""
-    data = path.read_bytes()
-
-    def verify(candidate: Path) -> None:
-        if candidate.read_bytes() != data:
-            raise ExportedProgramError("not written: the copy differs from the input")
-
-    atomic_write_bytes(output, data, verify=verify)
+    atomic_copy(path, output, lambda message: ExportedProgramError(f"not written: {message}"))
 
 
 def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) -> None:
