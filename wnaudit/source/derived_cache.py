@@ -187,6 +187,8 @@ class Verdict(NamedTuple):
     uncalled: str  # ``Class.method`` of a removal method nothing calls ("": none)
     where: str  # the serving file as the message names it (relative to the project)
     why: str = ""  # why a candidate fold does not count (``index.Served.why``)
+    method: str = ""  # a removal method of the served model that folds all of it, for the fix ("": none)
+    imported: bool = False  # the serving file's project already imports wnaudit (outside its tests)
 
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.

@@ -129,6 +129,8 @@ class Workspace:
     ) -> None:
         self.project = project
         self.derived = derived
+        #: ``[tool.wnaudit] fix-fold``: what WN110's fix calls (``Config.fix_fold``; set by ``new_workspace``).
+        self.fix_fold = "auto"
         #: What this run used of the files it read from disk, as ``derived_cache.Observations`` holds it.
         self._seen_contents: dict[str, list] = {}
         self._seen_definitions: dict[str, list] = {}

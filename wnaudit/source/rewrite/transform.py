@@ -156,6 +156,8 @@ def _rewrite(
     if not fixer.done and not inserted:
         return data, []
     fixed = add_imports(fixed, inserted)
-    fixed = insert_support(fixed, sorted(fixer.helper_kinds), fixer.needs_torch and not summary.torch_bound)
+    local = any(c.insert is not None and c.insert.local for c in inserted)  # the local fold spells torch.nn...
+    needs_torch = (fixer.needs_torch or local) and not summary.torch_bound
+    fixed = insert_support(fixed, sorted(fixer.helper_kinds), needs_torch, fold=local)
     fixed = prune_imports(fixed, orphaned_names(data, _code(fixed, data), keep))
     return _code(fixed, data), [*fixer.done, *inserted]

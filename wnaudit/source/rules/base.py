@@ -41,6 +41,8 @@ WEIGHT_NORM_HELPER_TEXT = (
     "    except (ValueError, AttributeError):\n"
     "        return torch.nn.utils.parametrize.remove_parametrizations(module, name)\n"
 )
+#: The torch-only fold WN110's fix adds to a file when the project does not use wnaudit (``rewrite/support.py``).
+LOCAL_FOLD = "_fold_weight_norm_for_inference"
 MODERN_WEIGHT_NORM = catalogue.WEIGHT_NORM_MODERN.apply_apis[0]
 MODERN_SPECTRAL_NORM = catalogue.SPECTRAL_NORM_MODERN.apply_apis[0]
 
@@ -70,7 +72,7 @@ class Fix:
 
 @dataclass(frozen=True)
 class Insertion:
-    """A fix that adds a statement instead of rewriting the flagged call: ``wnaudit.fold_weight_norm(model)``.
+    """A fix that adds a statement instead of rewriting the flagged call: ``model.remove_weight_norm()``.
 
     The statement may belong in another file than the finding (the serving
     code that evaluates a model another file builds); it is applied when that
@@ -80,7 +82,7 @@ class Insertion:
     #: The file to edit (its resolved path, as ``FileSummary.file``) and the line of the site there.
     file: str
     line: int
-    #: The statement to add, and the module it needs imported (``import wnaudit``).
+    #: The statement to add, and the module it needs imported (``import wnaudit``; "": none).
     statement: str
     module: str
     #: "after": after the site's statement (and after the loads of ``target`` that follow it);
@@ -88,6 +90,8 @@ class Insertion:
     placement: str
     #: The model as written at the site (``model``, ``self.vocoder``).
     target: str
+    #: The statement calls the local fold (``rewrite.support.FOLD_HELPER``): the fixer defines it in the file.
+    local: bool = False
 
 
 @dataclass(frozen=True)

@@ -221,6 +221,12 @@ class ServingIndex:
     def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
         return [file for file, found in pool.mentions.items() if found & names]
 
+    def naming(self, file: Path, word: str) -> list[Path]:
+        """The files of ``file``'s project, tests left out, that name ``word`` as code (WN110's fix: who uses wnaudit)."""
+        pool = self._pool(file)
+        self._search(pool, [word])
+        return sorted(f for f in self._mentioning(pool, {word}) if not is_test_file(f))
+
     # -- names ------------------------------------------------------------------------
     def lookup(self, file: Path, dotted: str, depth: int = 0) -> tuple[Key, str] | None:
         """The project class or function a qualified name used in ``file`` stands for, and the rest of the name."""
@@ -545,7 +551,7 @@ class ServingIndex:
         chained, why = self._method_folds(files, carriers, family, folding, live)
         if chained:
             return None
-        sites.extend(self._self_evaluations(family, classes))
+        sites.extend(self._self_evaluations(family, classes, folding))
         if not sites:
             return None
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
@@ -762,13 +768,18 @@ class ServingIndex:
                     return True
         return False
 
-    def _self_evaluations(self, family: set[Key], classes: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
-        """A loader classmethod that evaluates what it builds, or a constructor that evaluates ``self``, folding neither."""
+    def _self_evaluations(self, family: set[Key], classes: set[Key], folding: set[str]) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """A loader classmethod that evaluates what it builds, or a constructor that evaluates ``self``, folding neither.
+
+        A loader folds when it calls a fold API or a project function that folds (WN110's local fold).
+        """
         sites: list[tuple[Path, Use, frozenset[Key]]] = []
         for key in sorted(family):
             cls = self._class(key)
             for body in cls.methods.values() if cls is not None else ():
-                if body.evaluates is not None and not body.folds:  # a loader that folds what it loads is fine
+                if body.evaluates is not None and not body.folds and not any(
+                    self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees)
+                ):  # a loader that folds what it loads is fine
                     sites.append((key[0], body.evaluates, frozenset(classes)))
                 if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
                     sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
