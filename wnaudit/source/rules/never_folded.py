@@ -391,17 +391,8 @@ def _verdict(index: ServingIndex, context: Context, file: Path, unit: str, line:
         where = served.file.name
     return Verdict(
         str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled, where, served.why,
-        _own_removal(index, context, served), _imports_wnaudit(index, context, served.file),
+        _own_removal(index, context, served), index.imports(served.file, "wnaudit"),
     )
-
-
-def _imports_wnaudit(index: ServingIndex, context: Context, file: Path) -> bool:
-    """Does the serving file's project import wnaudit outside its tests (its fold then adds no dependency)?"""
-    for path in index.naming(file, "wnaudit"):
-        summary = context.summary_at(str(path))
-        if summary is not None and any(name == "wnaudit" or name.startswith("wnaudit.") for name in summary.imports):
-            return True
-    return False
 
 
 def _own_removal(index: ServingIndex, context: Context, served: Served) -> str:

@@ -17,6 +17,7 @@ says nothing about what the project does when it serves.
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import re
@@ -221,11 +222,15 @@ class ServingIndex:
     def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
         return [file for file, found in pool.mentions.items() if found & names]
 
-    def naming(self, file: Path, word: str) -> list[Path]:
-        """The files of ``file``'s project, tests left out, that name ``word`` as code (WN110's fix: who uses wnaudit)."""
+    def imports(self, file: Path, module: str) -> bool:
+        """Does a file of ``file``'s project (its walk leaves tests out) import ``module``? WN110's fix: is wnaudit a dependency."""
         pool = self._pool(file)
-        self._search(pool, [word])
-        return sorted(f for f in self._mentioning(pool, {word}) if not is_test_file(f))
+        self._search(pool, [module])
+        for path in sorted(self._mentioning(pool, {module})):
+            data = self._read(path)
+            if data is not None and module in _imported_modules(data):
+                return True
+        return False
 
     # -- names ------------------------------------------------------------------------
     def lookup(self, file: Path, dotted: str, depth: int = 0) -> tuple[Key, str] | None:
@@ -891,6 +896,21 @@ def _names_in_code(data: bytes, word: bytes) -> bool:
 
 def _identifier_byte(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
+
+
+def _imported_modules(data: bytes) -> set[str]:
+    """The top-level packages a file imports, anywhere in it (none when it does not parse)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
 
 
 def _short(qualname: str) -> str:
