@@ -237,3 +237,14 @@ def test_fix_fold_config_is_checked(tmp_path: Path, value: str):
     (tmp_path / "pyproject.toml").write_text(f"[tool.wnaudit]\nfix-fold = {value}\n")
     with pytest.raises(ConfigError, match=r"\[tool.wnaudit\] fix-fold: expected one of 'auto', 'wnaudit', 'local'"):
         load_config([tmp_path])
+
+
+def test_a_kept_verdict_follows_a_file_that_starts_importing_wnaudit(tmp_path: Path):
+    """WN110's verdicts are kept between runs: one that chose the local fold is not reused once the project uses wnaudit."""
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/serve.py": UNFOLDED, "voc/check.py": "import torch\n"})
+    options = RunOptions(config=load_config([root / "voc" / "serve.py"]))
+    [finding] = [f for f in lint_files([root / "voc" / "serve.py"], options).findings if f.code == "WN110"]
+    assert finding.message.endswith(f"`{FOLD_HELPER}(model)` (torch only)")
+    (root / "voc" / "check.py").write_text("import torch\nimport wnaudit\n")
+    messages, after = _fix(root, "voc/serve.py")
+    assert messages[0].endswith("`wnaudit.fold_weight_norm(model)`") and after == []

@@ -398,32 +398,43 @@ def _verdict(index: ServingIndex, context: Context, file: Path, unit: str, line:
 def _own_removal(index: ServingIndex, context: Context, served: Served) -> str:
     """The uncalled removal method of the served model when it provably folds all its weight norm ("": not sure).
 
-    Only for a class whose attributes its own code shows (``plain_classes``), with no
-    project base and building nothing of the project (whose weight norm the method
-    might miss): each of its weight-norm applications must be assigned to an
-    attribute that the method, taking only ``self``, removes unconditionally with the
-    remover of the spelling applied (what WN101 asks).
+    Only for a class whose attributes its own code shows (``plain_classes``): each
+    of its weight-norm applications must be assigned to an attribute that the
+    method removes unconditionally with the remover of the spelling applied (what WN101 asks).
     """
-    owner, _, call = served.uncalled.partition(".")
-    method = call.removesuffix("()")
-    keys = {key for ref in served.site.refs for key in index.instances(served.file, ref)}
-    if not method or len(keys) != 1:
+    found = _self_contained_method(index, served)
+    if found is None:
         return ""
-    [key] = keys
-    facts = index.facts(key[0])
-    cls = facts.classes.get(key[1]) if facts is not None else None
-    body = cls.methods.get(method) if cls is not None else None
+    key, method = found
     summary = context.summary_at(str(key[0]))
-    if (
-        cls is None or body is None or body.params != ["self"] or key[1].rpartition(".")[2] != owner
-        or summary is None or summary.applies_in_place or key[1] not in summary.plain_classes or index.bases(key)
-        or any(index.lookup(key[0], name) is not None for name in cls.builds)
-    ):
+    if summary is None or summary.applies_in_place or key[1] not in summary.plain_classes:
         return ""
     built = summary.plain_classes[key[1]]
     removals = [r for r in summary.removals if r.site.unit == key[1] and r.method == method]
     applications = [a for a in summary.applications if a.site.unit == key[1] and a.kind == WEIGHT_NORM]
     return method if applications and all(_removed(a, built, removals) for a in applications) else ""
+
+
+def _self_contained_method(index: ServingIndex, served: Served) -> tuple[tuple[Path, str], str] | None:
+    """The served model's one class and its uncalled removal method, taking only ``self``.
+
+    None unless the class has no project base and builds nothing of the project:
+    weight norm applied there is weight norm the method might not fold.
+    """
+    owner, _, call = served.uncalled.partition(".")
+    method = call.removesuffix("()")
+    keys = {key for ref in served.site.refs for key in index.instances(served.file, ref)}
+    if not method or len(keys) != 1:
+        return None
+    [key] = keys
+    facts = index.facts(key[0])
+    cls = facts.classes.get(key[1]) if facts is not None else None
+    body = cls.methods.get(method) if cls is not None else None
+    if cls is None or body is None or body.params != ["self"] or key[1].rpartition(".")[2] != owner:
+        return None
+    if index.bases(key) or any(index.lookup(key[0], name) is not None for name in cls.builds):
+        return None
+    return key, method
 
 
 def _removed(application: Application, built: dict[str, Built], removals: list[Removal]) -> bool:
