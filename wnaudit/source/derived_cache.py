@@ -185,7 +185,7 @@ class Verdict(NamedTuple):
     target: str  # the model as written there
     kind: str  # "mode", "capture" or "call" (``serving.facts.Use.kind``)
     uncalled: str  # ``Class.method`` of a removal method nothing calls ("": none)
-    where: str  # the serving file as the message names it (relative to the project)
+    where: str  # the inference site as the message names it (``path:line`` relative to the project; ``path:cell N:line``)
     why: str = ""  # why a candidate fold does not count (``index.Served.why``)
     method: str = ""  # a removal method of the served model that folds all of it, for the fix ("": none)
     imported: bool = False  # the serving file's project already imports wnaudit (outside its tests)

@@ -23,6 +23,7 @@ from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
 from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, stamp, definitions_key, facts_key, read_source_file
+from . import notebook
 from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
@@ -39,6 +40,16 @@ logger = logging.getLogger(__name__)
 Summarizer = Callable[[bytes, str, Location, "Aliases | None"], FileSummary]
 _MAX_CHAIN = 32
 
+
+
+def _as_python(path: Path, data: bytes | None) -> bytes | None:
+    """A file's Python as the rules read it: a notebook's view (its code cells), None when it is no notebook."""
+    if data is None or not notebook.is_notebook(path):
+        return data
+    try:
+        return notebook.notebook_view(data).text.encode("utf-8")
+    except SourceError:
+        return None
 
 
 def _called_names(summary: FileSummary) -> list[str]:
@@ -142,6 +153,8 @@ class Workspace:
         self.cache = cache
         self.summaries = summaries
         self._bytes: dict[Path, bytes | None] = {}
+        #: Notebooks read from disk: their bytes and their view's (the Python the rules read).
+        self._views: dict[Path, tuple[bytes | None, bytes | None]] = {}
         #: Per file read: the digest of its bytes and their facts (None: unreadable).
         self._contents: dict[Path, tuple[bytes, ContentFacts] | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
@@ -172,10 +185,16 @@ class Workspace:
         """
         if path in self._bytes:
             return self._bytes[path]
-        data = read_source_file(path)
+        if path in self._views:
+            data, view = self._views[path]
+        else:
+            data = read_source_file(path)
+            view = _as_python(path, data)
+            if view is not data:
+                self._views[path] = (data, view)  # a notebook's view, kept: its JSON is parsed once per run
         if seen is not None and self.derived is not None and str(path) not in seen:
             seen[str(path)] = content_digest(data)
-        return data
+        return view
 
     def project_files(self, root: Path, whole: bool) -> tuple[Path, ...]:
         """The project's Python files under ``root`` (``serving.walk.project_files``), walked once per run."""

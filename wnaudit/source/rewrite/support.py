@@ -107,8 +107,9 @@ def _is_torch_import(statement: Statement) -> bool:
 
 
 def _is_import_block(statement: cst.BaseStatement) -> bool:
+    """An import line (a ``pass`` too: a notebook's ``%pip install`` stands there as one), or a try/if of imports."""
     if isinstance(statement, cst.SimpleStatementLine):
-        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+        return all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Pass)) for s in statement.body)
     if isinstance(statement, (cst.Try, cst.If)):
         block = statement.body
         first = block.body[0] if isinstance(block, cst.IndentedBlock) and block.body else None
@@ -170,7 +171,7 @@ def insert_support(module: cst.Module, helper_kinds: Sequence[str], add_torch: b
     return module.with_changes(body=[*body[:index], *new, *after])
 
 
-def _binds_top_level(module: cst.Module, name: str) -> bool:
+def binds_top_level(module: cst.Module, name: str) -> bool:
     """A leading import already binds ``name`` (``import wnaudit``, ``import wnaudit as w`` does not)."""
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -186,7 +187,7 @@ def _binds_top_level(module: cst.Module, name: str) -> bool:
 
 def insert_import(module: cst.Module, name: str) -> cst.Module:
     """Add ``import <name>`` at the end of the file's leading imports, unless it is there."""
-    if _binds_top_level(module, name):
+    if binds_top_level(module, name):
         return module
     body: list[Statement] = list(module.body)
     index = 1 if body and _is_docstring(body[0]) else 0

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
+from .. import notebook
 from ..model import Application, Built, FileSummary, Removal
+from ..reading import SourceError
 from ..derived_cache import Verdict
 from .base import LEGACY, LOCAL_FOLD, MODERN, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
@@ -390,9 +392,21 @@ def _verdict(index: ServingIndex, context: Context, file: Path, unit: str, line:
     except ValueError:
         where = served.file.name
     return Verdict(
-        str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled, where, served.why,
+        str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled,
+        f"{where}:{_line_shown(served.file, site.line)}", served.why,
         _own_removal(index, context, served), index.imports(served.file, "wnaudit"),
     )
+
+
+def _line_shown(file: Path, line: int) -> str:
+    """A line of the serving file as a report names it: ``cell N:line`` in a notebook (its view's line otherwise)."""
+    if not notebook.is_notebook(file):
+        return str(line)
+    try:
+        located = notebook.read_view(file).locate(line)
+    except (OSError, SourceError):
+        located = None
+    return f"cell {located[0]}:{located[1]}" if located is not None else str(line)
 
 
 def _own_removal(index: ServingIndex, context: Context, served: Served) -> str:
@@ -455,7 +469,7 @@ def _folds(removal: Removal, application: Application) -> bool:
 
 
 def _message(verdict: Verdict, fold: str) -> str:
-    text = f"weight norm applied here stays live at `{verdict.where}:{verdict.line}` ({verdict.what})"
+    text = f"weight norm applied here stays live at `{verdict.where}` ({verdict.what})"
     if verdict.why:
         text += f"; {verdict.why}"
     elif verdict.uncalled:
