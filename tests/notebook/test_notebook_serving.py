@@ -111,3 +111,22 @@ def test_a_broken_notebook_beside_changes_nothing(served: Path):
 def test_test_notebooks_are_not_serving_paths(tmp_path: Path):
     root = _project(tmp_path, [_cell("code", IMPORTS), _cell("code", SERVE)], name="test_listen.ipynb")
     assert _run(root, "voc/model.py") == ([], [])
+
+
+def test_kept_answers_hold_with_a_notebook_in_the_project_and_follow_its_edits(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+):
+    """A warm run reuses WN110's verdicts (the notebook is recorded as its view); an edit to the notebook is seen."""
+    from wnaudit.source.serving.index import ServingIndex
+
+    root = _project(tmp_path / "proj", [_cell("code", IMPORTS), _cell("code", SERVE)])
+    cold = _run(root, "voc/model.py")
+    assert len(cold[0]) == 1
+    prepared: list[object] = []
+    real = ServingIndex.prepare
+    monkeypatch.setattr(ServingIndex, "prepare", lambda self, starts: prepared.append(1) or real(self, starts))
+    assert _run(root, "voc/model.py") == cold and prepared == []
+    notebook = root / "listen.ipynb"
+    folded = '"model.eval()\\n",\n    "import wnaudit\\n",\n    "wnaudit.fold_weight_norm(model)\\n",'
+    notebook.write_text(notebook.read_text().replace('"model.eval()\\n",', folded))
+    assert _run(root, "voc/model.py") == ([], []) and prepared

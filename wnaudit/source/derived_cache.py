@@ -47,8 +47,10 @@ from typing import Any, Callable, Iterable, NamedTuple
 
 from ..common.cache import Kind, key_of
 
+from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
+from .reading import SourceError
 from .serving.walk import project_file_names
 from .summary_cache import SummaryCache
 from .syntax_cache import digest_of
@@ -59,10 +61,20 @@ _FORMAT = 3
 
 
 def read_source_file(path: Path | str) -> bytes | None:
-    """A project file's bytes as dependencies are read (None: not a regular file, or unreadable)."""
+    """A project file's bytes as dependencies are read (None: not a regular file, or unreadable).
+
+    A notebook's are its view's (its code cells as one module): what the rules read, and what a record keeps.
+    """
     try:
-        return Path(path).read_bytes() if os.path.isfile(path) else None
+        data = Path(path).read_bytes() if os.path.isfile(path) else None
     except OSError as error:
+        logger.debug("%s: not read as a dependency: %s", path, error)
+        return None
+    if data is None or not notebook.is_notebook(path):
+        return data
+    try:
+        return notebook.notebook_view(data).text.encode("utf-8")
+    except SourceError as error:
         logger.debug("%s: not read as a dependency: %s", path, error)
         return None
 

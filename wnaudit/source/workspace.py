@@ -42,16 +42,6 @@ _MAX_CHAIN = 32
 
 
 
-def _as_python(path: Path, data: bytes | None) -> bytes | None:
-    """A file's Python as the rules read it: a notebook's view (its code cells), None when it is no notebook."""
-    if data is None or not notebook.is_notebook(path):
-        return data
-    try:
-        return notebook.notebook_view(data).text.encode("utf-8")
-    except SourceError:
-        return None
-
-
 def _called_names(summary: FileSummary) -> list[str]:
     """The names a file's units call, sorted: all ``aliases`` reads of the file besides where it sits."""
     return sorted({ref for unit in summary.units.values() for ref in unit.refs})
@@ -153,8 +143,8 @@ class Workspace:
         self.cache = cache
         self.summaries = summaries
         self._bytes: dict[Path, bytes | None] = {}
-        #: Notebooks read from disk: their bytes and their view's (the Python the rules read).
-        self._views: dict[Path, tuple[bytes | None, bytes | None]] = {}
+        #: Notebooks read from disk: their views' bytes (the Python the rules read).
+        self._views: dict[Path, bytes | None] = {}
         #: Per file read: the digest of its bytes and their facts (None: unreadable).
         self._contents: dict[Path, tuple[bytes, ContentFacts] | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
@@ -186,15 +176,14 @@ class Workspace:
         if path in self._bytes:
             return self._bytes[path]
         if path in self._views:
-            data, view = self._views[path]
+            data = self._views[path]
         else:
-            data = read_source_file(path)
-            view = _as_python(path, data)
-            if view is not data:
-                self._views[path] = (data, view)  # a notebook's view, kept: its JSON is parsed once per run
+            data = read_source_file(path)  # a notebook's view
+            if notebook.is_notebook(path):
+                self._views[path] = data  # kept: its JSON is parsed once per run
         if seen is not None and self.derived is not None and str(path) not in seen:
             seen[str(path)] = content_digest(data)
-        return view
+        return data
 
     def project_files(self, root: Path, whole: bool) -> tuple[Path, ...]:
         """The project's Python files under ``root`` (``serving.walk.project_files``), walked once per run."""
