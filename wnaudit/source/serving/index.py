@@ -494,8 +494,9 @@ class ServingIndex:
             method = next((b for b in cls.methods.values() if b.line <= line <= b.end_line), None)
             if method is not None and method.name not in _CONSTRUCTION and method.name not in self._constructed(start):
                 return False
-        # Under a test on a constructor parameter: only if some construction in the project can select it.
-        return self.selection.selected(start, line)
+        # Under a test on a constructor parameter: only if some construction in the project can select it (asked
+        # only where the class is served unfolded: reading the constructions parses the files that build it).
+        return self.served(start) is None or self.selection.selected(start, line)
 
     def _constructed(self, start: Key) -> set[str]:
         """Names of the methods that building ``start`` or a class holding it runs (``__init__`` and what it calls)."""

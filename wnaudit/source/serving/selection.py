@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -37,6 +38,8 @@ _MAX_LEVELS = 8
 #: Files read for one question at most: past that the answer is "unknown" (the application counts).
 _MAX_FILES = 200
 _CONSTRUCTORS = ("__init__",)
+#: Parsed files kept at once.
+_MAX_TREES = 4
 #: A call that builds a class or calls a function: its file, the call, the function it is in, that function's
 #: key when its parameters are a constructor's (a top-level function, a top-level class's ``__init__``), the
 #: file's constant module-level dicts.
@@ -60,7 +63,7 @@ class Selection:
     ) -> None:
         #: The index's per-file facts, bytes, name lookup, and the project files that mention a name (byte search).
         self._facts, self._read, self._lookup, self._mentioning = facts, read, lookup, mentioning
-        self._parsed: dict[Path, _Parsed | None] = {}
+        self._parsed: OrderedDict[Path, _Parsed | None] = OrderedDict()
         self._values: dict[tuple[Key, str], list[str] | None] = {}
         self._building: dict[Key, list[_Call] | None] = {}
 
@@ -233,8 +236,12 @@ class Selection:
         return False
 
     def _parse(self, file: Path) -> _Parsed | None:
+        """The file's tree, of the few read last (trees of large model files are big; questions come file by file)."""
         if file in self._parsed:
+            self._parsed.move_to_end(file)
             return self._parsed[file]
+        while len(self._parsed) >= _MAX_TREES:
+            self._parsed.popitem(last=False)
         self._parsed[file] = None
         data = self._read(file)
         facts = self._facts(file)
