@@ -140,6 +140,15 @@ def test_a_value_the_project_does_not_show_keeps_the_finding(tmp_path: Path):
         assert _wn110(root, "conv.py") == [7], load
 
 
+def test_a_parameter_the_constructor_overwrites_is_not_followed(tmp_path: Path):
+    """``norm = norm or "weight_norm"``: what the constructions pass is no longer what is tested."""
+    conv = CONV.replace('    if norm == "weight_norm":', '    norm = norm or "weight_norm"\n    if norm == "weight_norm":')
+    root = _project(tmp_path, {"conv.py": conv, "load.py": LOAD.replace('"norm": "none"', '"norm": ""')})
+    assert _wn110(root, "conv.py") == [8]
+    (root / "voc" / "conv.py").write_text(textwrap.dedent(CONV).lstrip())
+    assert _wn110(root, "conv.py") == []
+
+
 def test_subclasses_pass_constructions_through(tmp_path: Path):
     """A subclass without ``__init__`` is built like its base; one with it through ``super().__init__``."""
     sub = """

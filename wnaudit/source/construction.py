@@ -411,6 +411,11 @@ def _binds(function: ast.AST, name: str) -> bool:
     return bool(_assigned(function, name))
 
 
+def reassigned(function: ast.AST, name: str) -> bool:
+    """The function binds ``name`` again (a parameter overwritten before it is tested)."""
+    return _assigned(function, name) != []
+
+
 def _assigned(function: ast.AST, name: str) -> list[ast.expr] | None:
     """The values ``name`` is assigned in ``function`` (None: bound some other way: a loop, a ``with``, an augmented assignment)."""
     values: list[ast.expr] = []

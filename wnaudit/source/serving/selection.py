@@ -75,8 +75,8 @@ class Selection:
         params = construction.parameter_names(function)
         tests = (*construction.guard_tests(function.body, line, params), *construction.choice_tests(function, line, params))
         for test in tests:
-            if not test.param or test.param not in params:
-                continue
+            if not test.param or test.param not in params or construction.reassigned(function, test.param):
+                continue  # not read, or no longer what the constructions passed (``norm = norm or "weight_norm"``)
             values = self.values(start, test.param)
             if values is not None and all(passes((test,), {test.param: value}) is False for value in values):
                 logger.debug("%s:%d: no construction selects %s %s", start[0], line, test.param, test.op)
