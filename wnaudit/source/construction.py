@@ -436,6 +436,11 @@ def _assigned(function: ast.AST, name: str) -> list[ast.expr] | None:
     return values
 
 
+def _module_constant(name: str, constants: dict[str, ast.expr]) -> list[Source] | None:
+    constant = constants.get(name)
+    return [("const", repr(constant.value))] if constant is not None and _literal(constant) else None  # type: ignore[attr-defined]
+
+
 def expression_sources(node: ast.expr, function: ast.AST | None, constants: dict[str, ast.expr], depth: int) -> list[Source] | None:
     """The constants and caller parameters an argument expression may be (``"none" if i else norm``); None: unknown."""
     if depth > _MAX_LOCALS:
@@ -446,14 +451,15 @@ def expression_sources(node: ast.expr, function: ast.AST | None, constants: dict
         body = expression_sources(node.body, function, constants, depth + 1)
         orelse = expression_sources(node.orelse, function, constants, depth + 1)
         return body + orelse if body is not None and orelse is not None else None
+    if isinstance(node, ast.Name) and function is None:
+        return _module_constant(node.id, constants)  # module-level code
     if isinstance(node, ast.Name) and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         assigned = _assigned(function, node.id)
         if assigned is None:
             return None
         out: list[Source] = [("param", node.id)] if node.id in parameter_names(function) else []
         if not out and not assigned:
-            constant = constants.get(node.id)  # a module-level constant (a closure's name is not one)
-            return [("const", repr(constant.value))] if constant is not None and _literal(constant) else None  # type: ignore[attr-defined]
+            return _module_constant(node.id, constants)  # a global (a closure's name is no module constant)
         for value in assigned:
             found = expression_sources(value, function, constants, depth + 1)
             if found is None:
