@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterator
 from ...common.findings import Applicability, Severity
 from ..model import FileSummary
 from ..derived_cache import Verdict
+from . import _selection_examples as selection
 from .base import WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
@@ -204,6 +205,8 @@ class NeverFoldedWeightNorm(Rule):
             "    wnaudit.fold_weight_norm(model)\n"
             "    return model.eval()\n"
         ),
+        # Weight norm a constructor parameter guards, which no construction selects (issue 22).
+        *selection.VALID,
     )
     INVALID = (
         # Shape b (issue 22): the block's removal is called only from the vocoder's, which nothing calls.
@@ -308,6 +311,7 @@ class NeverFoldedWeightNorm(Rule):
             "    wnaudit.fold_weight_norm(model)\n"
             "    return torch.compile(model)\n",
         ),
+        *selection.INVALID,
     )
 
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
