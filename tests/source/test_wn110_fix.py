@@ -21,7 +21,7 @@ from wnaudit.common.config import ConfigError, load_config
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 from wnaudit.source.rewrite.support import FOLD_HELPER, fold_source
-from wnaudit.source.rules.never_folded import LOCAL_FOLD_TEXT
+from wnaudit.source.rules.base import LOCAL_FOLD_TEXT
 
 HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
 

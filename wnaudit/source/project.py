@@ -2,7 +2,9 @@
 
 This is the part of Python's import system the source lint needs, and no
 more.  A file's module name comes from the regular packages above it (walk
-up ``__init__.py``); under a configured source root (``[tool.wnaudit] src``,
+up ``__init__.py``, and through directories without one below a regular
+package: PEP 420 namespace portions, importable as ``pkg.sub.mod`` since
+the package's ``__path__`` finds them); under a configured source root (``[tool.wnaudit] src``,
 default: the config root) directories without ``__init__.py`` are namespace
 packages, so the name is the path below that root.  An import resolves to a
 file through the file's own search path: the root its name was taken from,
@@ -92,6 +94,7 @@ class Project:
         self._views: dict[tuple[tuple[Path, ...], Path], int] = {}
         self._module_files: dict[tuple[int, str], Path | None] = {}
         self._directories: dict[str, tuple[tuple[str, ...], str, bool, Path | None, tuple[Path, ...]]] = {}
+        self._in_packages: dict[str, bool] = {}
         # File-system answers are cached for one run (the import system caches directory listings too);
         # they are also the observations a record of derived answers is checked against (``observations``).
         self._files: dict[str, bool] = {}
@@ -124,6 +127,17 @@ class Project:
 
     def _is_package_dir(self, directory: Path | str) -> bool:
         return self._isfile(os.path.join(directory, "__init__.py"))
+
+    def _in_package(self, directory: str) -> bool:
+        """A regular package, or a namespace portion below one (``pkg/sub/`` without ``__init__.py``: ``pkg.sub``)."""
+        found = self._in_packages.get(directory)
+        if found is None:
+            parent = os.path.dirname(directory)
+            found = self._is_package_dir(directory) or (
+                parent != directory and os.path.basename(directory).isidentifier() and self._in_package(parent)
+            )
+            self._in_packages[directory] = found
+        return found
 
     def locate_input(self, path: Path | str) -> Location:
         """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
@@ -158,7 +172,9 @@ class Project:
             shared = self._package_views.get(key)
             if shared is None:  # every file of one package directory searches and is homed alike
                 home = Path(top_dir, parts[0])
-                unique = tuple(dict.fromkeys((*view_search, *self.roots)))
+                # A namespace portion may also be run as a script: its own directory comes last.
+                own = () if self._is_package_dir(directory) else (Path(directory),)
+                unique = tuple(dict.fromkeys((*view_search, *self.roots, *own)))
                 shared = self._package_views[key] = (home, unique, self._views.setdefault((unique, home), len(self._views)))
             home, unique, view = shared
         else:
@@ -177,7 +193,7 @@ class Project:
             return cached
         parts: list[str] = []
         current = directory
-        while self._is_package_dir(current):
+        while self._in_package(current):
             parent = os.path.dirname(current)
             if parent == current:
                 break
@@ -188,7 +204,7 @@ class Project:
         if naming_root is not None and str(naming_root) != top_dir:
             parts = [*Path(top_dir).relative_to(naming_root).parts, *parts]
         search = (naming_root or Path(top_dir), Path(top_dir))
-        result = (tuple(parts), top_dir, bool(self._is_package_dir(directory)), naming_root, search)
+        result = (tuple(parts), top_dir, self._in_package(directory), naming_root, search)
         self._directories[directory] = result
         return result
 

@@ -43,6 +43,31 @@ WEIGHT_NORM_HELPER_TEXT = (
 )
 #: The torch-only fold WN110's fix adds to a file when the project does not use wnaudit (``rewrite/support.py``).
 LOCAL_FOLD = "_fold_weight_norm_for_inference"
+#: Its text, as WN110's examples expect it written; stated here on its own, not derived from
+#: ``rewrite/support.py``, so the examples catch a change to what the fix writes.
+LOCAL_FOLD_TEXT = (
+    "def _fold_weight_norm_for_inference(model):\n"
+    '    """Fold every weight norm in ``model`` (either torch spelling) into a plain weight (added by wnaudit --fix)."""\n'
+    "    for module in list(model.modules()):\n"
+    "        folded = {}\n"
+    "        if torch.nn.utils.parametrize.is_parametrized(module):\n"
+    "            for name, chain in list(module.parametrizations.items()):\n"
+    '                if all(type(p).__name__ == "_WeightNorm" for p in chain):\n'
+    "                    folded[name] = any(p.requires_grad for p in chain.parameters())\n"
+    "                    with torch.inference_mode(False), torch.no_grad():\n"
+    "                        torch.nn.utils.parametrize.remove_parametrizations(module, name, leave_parametrized=True)\n"
+    "        for hook in list(module._forward_pre_hooks.values()):\n"
+    '            if type(hook).__name__ == "WeightNorm":\n'
+    '                parts = [getattr(module, hook.name + suffix) for suffix in ("_g", "_v")]\n'
+    "                folded[hook.name] = any(p.requires_grad for p in parts)\n"
+    "                with torch.inference_mode(False), torch.no_grad():\n"
+    "                    torch.nn.utils.remove_weight_norm(module, hook.name)\n"
+    "        for name, requires_grad in folded.items():\n"
+    "            weight = getattr(module, name).detach()\n"
+    "            delattr(module, name)\n"
+    "            module.register_parameter(name, torch.nn.Parameter(weight, requires_grad=requires_grad))\n"
+    "    return model\n"
+)
 MODERN_WEIGHT_NORM = catalogue.WEIGHT_NORM_MODERN.apply_apis[0]
 MODERN_SPECTRAL_NORM = catalogue.SPECTRAL_NORM_MODERN.apply_apis[0]
 

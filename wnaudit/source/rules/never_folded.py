@@ -21,7 +21,8 @@ from .. import notebook
 from ..model import Application, Built, FileSummary, Removal
 from ..reading import SourceError
 from ..derived_cache import Verdict
-from .base import LEGACY, LOCAL_FOLD, MODERN, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
+from . import _selection_examples as selection
+from .base import LEGACY, LOCAL_FOLD, LOCAL_FOLD_TEXT, MODERN, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -77,31 +78,6 @@ _CHAIN = _BLOCK + (
     "        return self.block(x)\n\n"
     "    def remove_weight_norm(self):\n"
     "        self.block.remove_weight_norm()\n\n\n"
-)
-#: The torch-only fold the fix adds where the project does not use wnaudit; stated here on its own, not derived
-#: from ``rewrite/support.py``, so the examples catch a change to what the fix writes.
-LOCAL_FOLD_TEXT = (
-    "def _fold_weight_norm_for_inference(model):\n"
-    '    """Fold every weight norm in ``model`` (either torch spelling) into a plain weight (added by wnaudit --fix)."""\n'
-    "    for module in list(model.modules()):\n"
-    "        folded = {}\n"
-    "        if torch.nn.utils.parametrize.is_parametrized(module):\n"
-    "            for name, chain in list(module.parametrizations.items()):\n"
-    '                if all(type(p).__name__ == "_WeightNorm" for p in chain):\n'
-    "                    folded[name] = any(p.requires_grad for p in chain.parameters())\n"
-    "                    with torch.inference_mode(False), torch.no_grad():\n"
-    "                        torch.nn.utils.parametrize.remove_parametrizations(module, name, leave_parametrized=True)\n"
-    "        for hook in list(module._forward_pre_hooks.values()):\n"
-    '            if type(hook).__name__ == "WeightNorm":\n'
-    '                parts = [getattr(module, hook.name + suffix) for suffix in ("_g", "_v")]\n'
-    "                folded[hook.name] = any(p.requires_grad for p in parts)\n"
-    "                with torch.inference_mode(False), torch.no_grad():\n"
-    "                    torch.nn.utils.remove_weight_norm(module, hook.name)\n"
-    "        for name, requires_grad in folded.items():\n"
-    "            weight = getattr(module, name).detach()\n"
-    "            delattr(module, name)\n"
-    "            module.register_parameter(name, torch.nn.Parameter(weight, requires_grad=requires_grad))\n"
-    "    return model\n"
 )
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
@@ -231,6 +207,8 @@ class NeverFoldedWeightNorm(Rule):
             "    wnaudit.fold_weight_norm(model)\n"
             "    return model.eval()\n"
         ),
+        # Weight norm a constructor parameter guards, which no construction selects (issue 22).
+        *selection.VALID,
     )
     INVALID = (
         # Shape b (issue 22): the block's removal is called only from the vocoder's, which nothing calls.
@@ -335,6 +313,7 @@ class NeverFoldedWeightNorm(Rule):
             "    _fold_weight_norm_for_inference(model)\n"
             "    return torch.compile(model)\n",
         ),
+        *selection.INVALID,
     )
 
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
 from ...core import catalogue
-from ..model import Built, FileSummary, Helper, Signature, Test, Value
+from ..construction import passes
+from ..model import Built, FileSummary, Helper, Signature, Value
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -220,38 +221,6 @@ def bind(signature: Signature, positional: list[Arg], keywords: dict[str, Arg], 
         else:
             return None
     return env
-
-
-def passes(tests: tuple[Test, ...], env: dict[str, Arg]) -> bool | None:
-    """Whether every test holds for the constants in ``env``: None when one is unknown."""
-    result: bool | None = True
-    for test in tests:
-        verdict = _passes(test, env)
-        if verdict is False:
-            return False
-        if verdict is None:
-            result = None
-    return result
-
-
-def _passes(test: Test, env: dict[str, Arg]) -> bool | None:
-    arg = env.get(test.param) if test.param else None
-    if not isinstance(arg, str):
-        return None  # a module, or unknown
-    try:
-        value = ast.literal_eval(arg)
-        literals = [ast.literal_eval(literal) for literal in test.literals]
-    except (ValueError, SyntaxError):
-        return None
-    if test.op in ("true", "false"):
-        return bool(value) is (test.op == "true")
-    if test.op in ("==", "in"):
-        return value in literals
-    if test.op in ("!=", "not in"):
-        return value not in literals
-    if test.op in ("is", "is not") and literals == [None]:
-        return (value is None) is (test.op == "is")
-    return None
 
 
 def constants(value: Value | None) -> str:

@@ -34,6 +34,7 @@ from ..syntax_cache import digest_of
 from . import facts_cache
 from .effects import ClassView, FoldSummaries
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
+from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,8 @@ class ServingIndex:
         self.failures: dict[Path, Exception] = {}
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = FoldSummaries(self._function, self._resolved_all)
+        #: Which guarded applications the project's constructions select (``selection.py``).
+        self.selection = Selection(self.facts, read, self.lookup, self._files_mentioning)
 
     # -- files ----------------------------------------------------------------------
     def facts(self, path: Path) -> ServingFacts | None:
@@ -218,6 +221,12 @@ class ServingIndex:
                             queue.append(step)
             pool.reach[(file, name)] = found
         return found
+
+    def _files_mentioning(self, file: Path, name: str) -> list[Path]:
+        """The files of ``file``'s project that mention ``name`` as code."""
+        pool = self._pool(file)
+        self._search(pool, [name])
+        return self._mentioning(pool, {name})
 
     def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
         return [file for file, found in pool.mentions.items() if found & names]
@@ -492,12 +501,13 @@ class ServingIndex:
         counted: the model as built and served has no weight norm from it.
         """
         cls = self._class(start)
-        if cls is None:
-            return True
-        method = next((b for b in cls.methods.values() if b.line <= line <= b.end_line), None)
-        if method is None or method.name in _CONSTRUCTION:
-            return True
-        return method.name in self._constructed(start)
+        if cls is not None:
+            method = next((b for b in cls.methods.values() if b.line <= line <= b.end_line), None)
+            if method is not None and method.name not in _CONSTRUCTION and method.name not in self._constructed(start):
+                return False
+        # Under a test on a constructor parameter: only if some construction in the project can select it (asked
+        # only where the class is served unfolded: reading the constructions parses the files that build it).
+        return self.served(start) is None or self.selection.selected(start, line)
 
     def _constructed(self, start: Key) -> set[str]:
         """Names of the methods that building ``start`` or a class holding it runs (``__init__`` and what it calls)."""

@@ -87,7 +87,8 @@ class _Walk:
     """Directories breadth first, importable code before the rest; each with its ``.py`` and ``.ipynb`` file names, sorted.
 
     Importable code: the root's own files, package directories (``__init__.py``)
-    reached from the root or from ``src/`` through packages.  The rest (scripts,
+    reached from the root or from ``src/`` through packages, and the namespace
+    portions inside them (directories without ``__init__.py`` below a package).  The rest (scripts,
     tools, data, anything else a marked root holds) comes after, breadth first
     too.  Virtual environments (``pyvenv.cfg``) and :func:`skipped` directories
     are never entered; directory links are not followed.  Directories are text
@@ -99,6 +100,8 @@ class _Walk:
         self.code: deque[str] = deque([root])
         self.rest: deque[str] = deque()
         self.root = root
+        #: Code directories that are packages (regular or namespace portions): their subdirectories may be portions.
+        self.packages: set[str] = set()
 
     def __iter__(self) -> Iterator[tuple[str, list[str]]]:
         while self.code or self.rest:
@@ -110,11 +113,18 @@ class _Walk:
             files, dirs = listed
             for name in dirs:
                 child = _join(directory, name)
-                if is_code and (self._src_layout(directory, name) or "__init__.py" in _names(child)):
+                if is_code and (self._src_layout(directory, name) or self._package(directory, name, child)):
                     self.code.append(child)
                 elif self.whole:
                     self.rest.append(child)
             yield directory, [name for name in files if name.endswith((".py", ".ipynb"))]  # a notebook may serve
+
+    def _package(self, directory: str, name: str, child: str) -> bool:
+        """A regular package, or a namespace portion inside one (``pkg/sub/`` without ``__init__.py``)."""
+        if "__init__.py" in _names(child) or (directory in self.packages and name.isidentifier()):
+            self.packages.add(child)
+            return True
+        return False
 
     def _src_layout(self, directory: str, name: str) -> bool:
         """``src/`` under a marked root holds the project's packages (the src layout)."""
