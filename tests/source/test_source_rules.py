@@ -17,6 +17,12 @@ from wnaudit.source.rules import Invalid, Valid
 RULES = all_rules()
 
 
+@pytest.fixture(autouse=True)
+def _own_project(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each example is a project of its own: this checkout around it imports wnaudit, which would choose WN110's fix."""
+    monkeypatch.chdir(tmp_path)
+
+
 def codes(source: str, path: str = "example.py") -> list[str]:
     return [f.code for f in lint_source(source, path)]
 

@@ -109,6 +109,10 @@ class Config:
     source: Path | None = None
     #: ``src``: directories imports resolve from (relative to the root); empty: the root itself.
     src: tuple[str, ...] = ()
+    #: ``fix-fold``: what WN110's fix calls when the model has no removal method that folds it all:
+    #: "wnaudit" (``wnaudit.fold_weight_norm``), "local" (a torch-only fold added to the file), or
+    #: "auto" (wnaudit where the project already imports it, else local: a fix adds no dependency).
+    fix_fold: str = "auto"
 
     @property
     def source_roots(self) -> tuple[Path, ...]:
@@ -428,6 +432,16 @@ def _byte_count(value: Any, where: str) -> int:
     return value
 
 
+FIX_FOLDS = ("auto", "wnaudit", "local")
+
+
+def _fix_fold(value: Any, where: str) -> str:
+    if value not in FIX_FOLDS:
+        got = repr(value) if isinstance(value, str) else _toml_type(value)
+        raise ConfigError(f"{where}: expected one of {', '.join(map(repr, FIX_FOLDS))}, got {got}")
+    return str(value)
+
+
 def _directories(value: Any, where: str) -> tuple[str, ...]:
     return tuple(_expect_strings(value, where))
 
@@ -445,6 +459,7 @@ def _schema(known: Collection[str] | None) -> dict[str, tuple[str, Callable[[Any
         "force-exclude": ("force_exclude", _boolean),
         "max-source-bytes": ("max_source_bytes", _byte_count),
         "src": ("src", _directories),
+        "fix-fold": ("fix_fold", _fix_fold),
     }
 
 

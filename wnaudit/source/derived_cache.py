@@ -47,8 +47,10 @@ from typing import Any, Callable, Iterable, NamedTuple
 
 from ..common.cache import Kind, key_of
 
+from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
+from .reading import SourceError
 from .serving.walk import project_file_names
 from .summary_cache import SummaryCache
 from .syntax_cache import digest_of
@@ -59,10 +61,20 @@ _FORMAT = 3
 
 
 def read_source_file(path: Path | str) -> bytes | None:
-    """A project file's bytes as dependencies are read (None: not a regular file, or unreadable)."""
+    """A project file's bytes as dependencies are read (None: not a regular file, or unreadable).
+
+    A notebook's are its view's (its code cells as one module): what the rules read, and what a record keeps.
+    """
     try:
-        return Path(path).read_bytes() if os.path.isfile(path) else None
+        data = Path(path).read_bytes() if os.path.isfile(path) else None
     except OSError as error:
+        logger.debug("%s: not read as a dependency: %s", path, error)
+        return None
+    if data is None or not notebook.is_notebook(path):
+        return data
+    try:
+        return notebook.notebook_view(data).text.encode("utf-8")
+    except SourceError as error:
         logger.debug("%s: not read as a dependency: %s", path, error)
         return None
 
@@ -185,8 +197,10 @@ class Verdict(NamedTuple):
     target: str  # the model as written there
     kind: str  # "mode", "capture" or "call" (``serving.facts.Use.kind``)
     uncalled: str  # ``Class.method`` of a removal method nothing calls ("": none)
-    where: str  # the serving file as the message names it (relative to the project)
+    where: str  # the inference site as the message names it (``path:line`` relative to the project; ``path:cell N:line``)
     why: str = ""  # why a candidate fold does not count (``index.Served.why``)
+    method: str = ""  # a removal method of the served model that folds all of it, for the fix ("": none)
+    imported: bool = False  # the serving file's project already imports wnaudit (outside its tests)
 
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.

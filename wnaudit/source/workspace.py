@@ -23,6 +23,7 @@ from ..core import catalogue
 from .analysis import Aliases
 from .content import ContentFacts, defined_names, facts_of
 from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, stamp, definitions_key, facts_key, read_source_file
+from . import notebook
 from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
 from .reading import SourceError
@@ -129,6 +130,8 @@ class Workspace:
     ) -> None:
         self.project = project
         self.derived = derived
+        #: ``[tool.wnaudit] fix-fold``: what WN110's fix calls (``Config.fix_fold``; set by ``new_workspace``).
+        self.fix_fold = "auto"
         #: What this run used of the files it read from disk, as ``derived_cache.Observations`` holds it.
         self._seen_contents: dict[str, list] = {}
         self._seen_definitions: dict[str, list] = {}
@@ -140,6 +143,8 @@ class Workspace:
         self.cache = cache
         self.summaries = summaries
         self._bytes: dict[Path, bytes | None] = {}
+        #: Notebooks read from disk: their views' bytes (the Python the rules read).
+        self._views: dict[Path, bytes | None] = {}
         #: Per file read: the digest of its bytes and their facts (None: unreadable).
         self._contents: dict[Path, tuple[bytes, ContentFacts] | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
@@ -170,7 +175,12 @@ class Workspace:
         """
         if path in self._bytes:
             return self._bytes[path]
-        data = read_source_file(path)
+        if path in self._views:
+            data = self._views[path]
+        else:
+            data = read_source_file(path)  # a notebook's view
+            if notebook.is_notebook(path):
+                self._views[path] = data  # kept: its JSON is parsed once per run
         if seen is not None and self.derived is not None and str(path) not in seen:
             seen[str(path)] = content_digest(data)
         return data

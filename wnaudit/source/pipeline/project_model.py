@@ -36,11 +36,14 @@ def new_workspace(
     ``derived``: reuse (and keep) the cross-file answers of earlier runs, with ``summaries`` (``derived_cache``);
     a run of few ``files`` keeps a record of its own (``derived_cache.SMALL_RUN``, ``_scope``).
     """
-    project = Project((config or Config()).source_roots)
+    config = config or Config()
+    project = Project(config.source_roots)
     answers = None
     if derived and summaries is not None:
         answers = DerivedAnswers.open(summaries, project.roots, _scope(files) if len(files) <= SMALL_RUN else [])
-    return Workspace(project, _summarize_located, cache, summaries, answers)
+    workspace = Workspace(project, _summarize_located, cache, summaries, answers)
+    workspace.fix_fold = config.fix_fold
+    return workspace
 
 
 def _scope(files: Sequence[Path]) -> list[str]:

@@ -23,8 +23,8 @@ _LOADS = (".load_state_dict(", ".load(")
 
 
 def add_imports(module: cst.Module, done: Sequence[Candidate]) -> cst.Module:
-    """The module with the imports the added statements need (``import wnaudit``)."""
-    for name in sorted({c.insert.module for c in done if c.insert is not None}):
+    """The module with the imports the added statements need (``import wnaudit``; the local fold needs none)."""
+    for name in sorted({c.insert.module for c in done if c.insert is not None and c.insert.module}):
         module = insert_import(module, name)
     return module
 

@@ -21,7 +21,7 @@ from ..model import FileSummary
 from ..rules.base import Candidate
 from .imports import orphaned_names, prune_imports
 from .insert import Inserter, add_imports
-from .support import insert_support
+from .support import binds_top_level, insert_support
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +156,9 @@ def _rewrite(
     if not fixer.done and not inserted:
         return data, []
     fixed = add_imports(fixed, inserted)
-    fixed = insert_support(fixed, sorted(fixer.helper_kinds), fixer.needs_torch and not summary.torch_bound)
+    local = any(c.insert is not None and c.insert.local for c in inserted)  # the local fold spells torch.nn...
+    # A file fixed only for a statement (a notebook serving a model) may not be summarised: its imports say.
+    needs_torch = (fixer.needs_torch or local) and not summary.torch_bound and not binds_top_level(fixed, "torch")
+    fixed = insert_support(fixed, sorted(fixer.helper_kinds), needs_torch, fold=local)
     fixed = prune_imports(fixed, orphaned_names(data, _code(fixed, data), keep))
     return _code(fixed, data), [*fixer.done, *inserted]

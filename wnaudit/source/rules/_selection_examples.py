@@ -8,10 +8,10 @@ a HiFi-GAN-style ``use_weight_norm`` flag every construction leaves off.
 
 from __future__ import annotations
 
-from .base import Invalid, Valid
+from .base import LOCAL_FOLD_TEXT, Invalid, Valid
 
 _HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
-_FIXED_HEADER = _HEADER.replace("weight_norm\n\n\n", "weight_norm\nimport wnaudit\n\n\n")
+_FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _ENCODER = (
     'def apply_norm(module, norm="none"):\n'
     '    if norm == "weight_norm":\n'
@@ -51,6 +51,6 @@ INVALID = (
     # The same loader with "weight_norm" in its config: applied and served unfolded.
     Invalid(
         _HEADER + _ENCODER + _CONFIG.format(norm="weight_norm") + _LOAD.format(fold=""),
-        _FIXED_HEADER + _ENCODER + _CONFIG.format(norm="weight_norm") + _LOAD.format(fold="    wnaudit.fold_weight_norm(model)\n"),
+        _FIXED_HEADER + _ENCODER + _CONFIG.format(norm="weight_norm") + _LOAD.format(fold="    _fold_weight_norm_for_inference(model)\n"),
     ),
 )

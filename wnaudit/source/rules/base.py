@@ -41,6 +41,33 @@ WEIGHT_NORM_HELPER_TEXT = (
     "    except (ValueError, AttributeError):\n"
     "        return torch.nn.utils.parametrize.remove_parametrizations(module, name)\n"
 )
+#: The torch-only fold WN110's fix adds to a file when the project does not use wnaudit (``rewrite/support.py``).
+LOCAL_FOLD = "_fold_weight_norm_for_inference"
+#: Its text, as WN110's examples expect it written; stated here on its own, not derived from
+#: ``rewrite/support.py``, so the examples catch a change to what the fix writes.
+LOCAL_FOLD_TEXT = (
+    "def _fold_weight_norm_for_inference(model):\n"
+    '    """Fold every weight norm in ``model`` (either torch spelling) into a plain weight (added by wnaudit --fix)."""\n'
+    "    for module in list(model.modules()):\n"
+    "        folded = {}\n"
+    "        if torch.nn.utils.parametrize.is_parametrized(module):\n"
+    "            for name, chain in list(module.parametrizations.items()):\n"
+    '                if all(type(p).__name__ == "_WeightNorm" for p in chain):\n'
+    "                    folded[name] = any(p.requires_grad for p in chain.parameters())\n"
+    "                    with torch.inference_mode(False), torch.no_grad():\n"
+    "                        torch.nn.utils.parametrize.remove_parametrizations(module, name, leave_parametrized=True)\n"
+    "        for hook in list(module._forward_pre_hooks.values()):\n"
+    '            if type(hook).__name__ == "WeightNorm":\n'
+    '                parts = [getattr(module, hook.name + suffix) for suffix in ("_g", "_v")]\n'
+    "                folded[hook.name] = any(p.requires_grad for p in parts)\n"
+    "                with torch.inference_mode(False), torch.no_grad():\n"
+    "                    torch.nn.utils.remove_weight_norm(module, hook.name)\n"
+    "        for name, requires_grad in folded.items():\n"
+    "            weight = getattr(module, name).detach()\n"
+    "            delattr(module, name)\n"
+    "            module.register_parameter(name, torch.nn.Parameter(weight, requires_grad=requires_grad))\n"
+    "    return model\n"
+)
 MODERN_WEIGHT_NORM = catalogue.WEIGHT_NORM_MODERN.apply_apis[0]
 MODERN_SPECTRAL_NORM = catalogue.SPECTRAL_NORM_MODERN.apply_apis[0]
 
@@ -70,7 +97,7 @@ class Fix:
 
 @dataclass(frozen=True)
 class Insertion:
-    """A fix that adds a statement instead of rewriting the flagged call: ``wnaudit.fold_weight_norm(model)``.
+    """A fix that adds a statement instead of rewriting the flagged call: ``model.remove_weight_norm()``.
 
     The statement may belong in another file than the finding (the serving
     code that evaluates a model another file builds); it is applied when that
@@ -80,7 +107,7 @@ class Insertion:
     #: The file to edit (its resolved path, as ``FileSummary.file``) and the line of the site there.
     file: str
     line: int
-    #: The statement to add, and the module it needs imported (``import wnaudit``).
+    #: The statement to add, and the module it needs imported (``import wnaudit``; "": none).
     statement: str
     module: str
     #: "after": after the site's statement (and after the loads of ``target`` that follow it);
@@ -88,6 +115,8 @@ class Insertion:
     placement: str
     #: The model as written at the site (``model``, ``self.vocoder``).
     target: str
+    #: The statement calls the local fold (``rewrite.support.FOLD_HELPER``): the fixer defines it in the file.
+    local: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..model import FileSummary
+from .. import notebook
+from ..model import Application, Built, FileSummary, Removal
+from ..reading import SourceError
 from ..derived_cache import Verdict
 from . import _selection_examples as selection
-from .base import WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
+from .base import LEGACY, LOCAL_FOLD, LOCAL_FOLD_TEXT, MODERN, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..serving.index import ServingIndex
+    from ..serving.index import Served, ServingIndex
 
 _HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
 _GENERATOR = (
@@ -77,7 +79,7 @@ _CHAIN = _BLOCK + (
     "    def remove_weight_norm(self):\n"
     "        self.block.remove_weight_norm()\n\n\n"
 )
-_FIXED_HEADER = _HEADER.replace("weight_norm\n\n\n", "weight_norm\nimport wnaudit\n\n\n")
+_FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
     "\n    def remove_weight_norm(self):\n"
     "        torch.nn.utils.parametrize.remove_parametrizations(self.conv, \"weight\")\n"
@@ -218,10 +220,10 @@ class NeverFoldedWeightNorm(Rule):
             _FIXED_HEADER + _CHAIN + "def load():\n"
             "    vocoder = Vocoder()\n"
             "    vocoder.eval()\n"
-            "    wnaudit.fold_weight_norm(vocoder)\n"
+            "    _fold_weight_norm_for_inference(vocoder)\n"
             "    return vocoder\n",
         ),
-        # The removal method exists but nothing calls it.
+        # The removal method exists but nothing calls it: the fix calls it (it folds all the model holds).
         Invalid(
             _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
             "def serve(mel):\n"
@@ -229,11 +231,11 @@ class NeverFoldedWeightNorm(Rule):
             "    model.eval()\n"
             "    with torch.inference_mode():\n"
             "        return model(mel)\n",
-            _FIXED_HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
             "def serve(mel):\n"
             "    model = Generator()\n"
             "    model.eval()\n"
-            "    wnaudit.fold_weight_norm(model)\n"
+            "    model.remove_weight_norm()\n"
             "    with torch.inference_mode():\n"
             "        return model(mel)\n",
         ),
@@ -255,7 +257,7 @@ class NeverFoldedWeightNorm(Rule):
             "        model = cls()\n"
             "        model.load_state_dict(torch.load(path, weights_only=True))\n"
             "        model.eval()\n"
-            "        wnaudit.fold_weight_norm(model)\n"
+            "        _fold_weight_norm_for_inference(model)\n"
             "        return model\n\n\n"
             + _GENERATOR.replace("class Generator(nn.Module)", "class Generator(PretrainedVocoder)"),
         ),
@@ -272,7 +274,7 @@ class NeverFoldedWeightNorm(Rule):
             "class Server:\n"
             "    def __init__(self):\n"
             "        self.vocoder = Generator().to(\"cpu\")\n"
-            "        wnaudit.fold_weight_norm(self.vocoder)\n\n"
+            "        _fold_weight_norm_for_inference(self.vocoder)\n\n"
             "    @torch.no_grad()\n"
             "    def __call__(self, mel):\n"
             "        return self.vocoder(mel)\n",
@@ -292,7 +294,7 @@ class NeverFoldedWeightNorm(Rule):
             "def synthesize(mel):\n"
             "    model = Generator()\n"
             "    model.eval()\n"
-            "    wnaudit.fold_weight_norm(model)\n"
+            "    _fold_weight_norm_for_inference(model)\n"
             "    return model(mel)\n\n\n"
             "def handle(request):\n"
             "    return synthesize(request)\n\n\n"
@@ -308,7 +310,7 @@ class NeverFoldedWeightNorm(Rule):
             _FIXED_HEADER + _GENERATOR + "\n\n"
             "def compiled():\n"
             "    model = Generator()\n"
-            "    wnaudit.fold_weight_norm(model)\n"
+            "    _fold_weight_norm_for_inference(model)\n"
             "    return torch.compile(model)\n",
         ),
         *selection.INVALID,
@@ -326,19 +328,36 @@ class NeverFoldedWeightNorm(Rule):
             index.prepare((f, u) for s in context.summaries for f, u, _ in _starts(s))
             for key, (file, unit, position) in zip(keys, starts):
                 if key not in known:
-                    known[key] = _verdict(index, file, unit, summary.applications[position].site.line)
+                    known[key] = _verdict(index, context, file, unit, summary.applications[position].site.line)
         for key, (_, _, position) in zip(keys, starts):
             verdict = known[key]
             if verdict is None:
                 continue
+            statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
             insert = Insertion(
-                file=verdict.file, line=verdict.line, statement=f"wnaudit.fold_weight_norm({verdict.target})",
-                module="wnaudit", placement="after" if verdict.kind == "mode" else "before", target=verdict.target,
+                file=verdict.file, line=verdict.line, statement=statement, module=module,
+                placement="after" if verdict.kind == "mode" else "before", target=verdict.target, local=local,
             )
-            yield Candidate(self.code, summary.applications[position].site, _message(verdict), None, insert)
+            yield Candidate(self.code, summary.applications[position].site, _message(verdict, said), None, insert)
 
 
-def _verdict(index: ServingIndex, file: Path, unit: str, line: int) -> Verdict | None:
+def _fold(verdict: Verdict, choice: str) -> tuple[str, str, bool, str]:
+    """The fold the fix adds: its statement, the module it imports, whether it is the local fold, its words.
+
+    The model's own removal method when it folds all of it; else a fix adds no
+    dependency: ``wnaudit.fold_weight_norm`` only where the project already
+    imports wnaudit or ``fix-fold = "wnaudit"`` asks for it, the local fold otherwise.
+    """
+    if verdict.method:
+        statement = f"{verdict.target}.{verdict.method}()"
+        return statement, "", False, f"`{statement}`"
+    if choice == "wnaudit" or (choice == "auto" and verdict.imported):
+        statement = f"wnaudit.fold_weight_norm({verdict.target})"
+        return statement, "wnaudit", False, f"`{statement}`"
+    return f"{LOCAL_FOLD}({verdict.target})", "", True, f"a local fold, `{LOCAL_FOLD}({verdict.target})` (torch only)"
+
+
+def _verdict(index: ServingIndex, context: Context, file: Path, unit: str, line: int) -> Verdict | None:
     """Where the application at ``line`` of ``unit`` is served unfolded (None: it is not)."""
     if not index.applied((file, unit), line):
         return None
@@ -351,15 +370,89 @@ def _verdict(index: ServingIndex, file: Path, unit: str, line: int) -> Verdict |
         where = served.file.relative_to(root).as_posix()
     except ValueError:
         where = served.file.name
-    return Verdict(str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled, where, served.why)
+    return Verdict(
+        str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled,
+        f"{where}:{_line_shown(served.file, site.line)}", served.why,
+        _own_removal(index, context, served), index.imports(served.file, "wnaudit"),
+    )
 
 
-def _message(verdict: Verdict) -> str:
-    text = f"weight norm applied here stays live at `{verdict.where}:{verdict.line}` ({verdict.what})"
+def _line_shown(file: Path, line: int) -> str:
+    """A line of the serving file as a report names it: ``cell N:line`` in a notebook (its view's line otherwise)."""
+    if not notebook.is_notebook(file):
+        return str(line)
+    try:
+        located = notebook.read_view(file).locate(line)
+    except (OSError, SourceError):
+        located = None
+    return f"cell {located[0]}:{located[1]}" if located is not None else str(line)
+
+
+def _own_removal(index: ServingIndex, context: Context, served: Served) -> str:
+    """The uncalled removal method of the served model when it provably folds all its weight norm ("": not sure).
+
+    Only for a class whose attributes its own code shows (``plain_classes``): each
+    of its weight-norm applications must be assigned to an attribute that the
+    method removes unconditionally with the remover of the spelling applied (what WN101 asks).
+    """
+    found = _self_contained_method(index, served)
+    if found is None:
+        return ""
+    key, method = found
+    summary = context.summary_at(str(key[0]))
+    if summary is None or summary.applies_in_place or key[1] not in summary.plain_classes:
+        return ""
+    built = summary.plain_classes[key[1]]
+    removals = [r for r in summary.removals if r.site.unit == key[1] and r.method == method]
+    applications = [a for a in summary.applications if a.site.unit == key[1] and a.kind == WEIGHT_NORM]
+    return method if applications and all(_removed(a, built, removals) for a in applications) else ""
+
+
+def _self_contained_method(index: ServingIndex, served: Served) -> tuple[tuple[Path, str], str] | None:
+    """The served model's one class and its uncalled removal method, taking only ``self``.
+
+    None unless the class has no project base and builds nothing of the project:
+    weight norm applied there is weight norm the method might not fold.
+    """
+    owner, _, call = served.uncalled.partition(".")
+    method = call.removesuffix("()")
+    keys = {key for ref in served.site.refs for key in index.instances(served.file, ref)}
+    if not method or len(keys) != 1:
+        return None
+    [key] = keys
+    facts = index.facts(key[0])
+    cls = facts.classes.get(key[1]) if facts is not None else None
+    body = cls.methods.get(method) if cls is not None else None
+    if cls is None or body is None or body.params != ["self"] or key[1].rpartition(".")[2] != owner:
+        return None
+    if index.bases(key) or any(index.lookup(key[0], name) is not None for name in cls.builds):
+        return None
+    return key, method
+
+
+def _removed(application: Application, built: dict[str, Built], removals: list[Removal]) -> bool:
+    """A removal folds the application: from the one attribute it is assigned to, by the remover of its spelling."""
+    held = [attr for attr, how in built.items() if how.line == application.site.line and application.api in how.constructor]
+    return len(held) == 1 and any(r.self_attr == held[0] and not r.element and _folds(r, application) for r in removals)
+
+
+def _folds(removal: Removal, application: Application) -> bool:
+    """The removal runs unconditionally, whole, and with the remover of the spelling applied."""
+    if removal.when or removal.guard == "swallowed" or removal.star_args or removal.missing_tensor_name:
+        return False
+    if removal.leave_parametrized_false:
+        return False
+    if removal.style == MODERN:
+        return application.styles == {MODERN}
+    return application.styles == {LEGACY} or removal.guard == "dual"
+
+
+def _message(verdict: Verdict, fold: str) -> str:
+    text = f"weight norm applied here stays live at `{verdict.where}` ({verdict.what})"
     if verdict.why:
         text += f"; {verdict.why}"
     elif verdict.uncalled:
         text += f"; `{verdict.uncalled}` exists but nothing calls it"
     if verdict.kind == "capture":
         text += "; the exported or compiled artifact (torch.export program, AOTInductor package, torch.compile) keeps computing the norm on every call"
-    return text + f"; fold once after loading with `wnaudit.fold_weight_norm({verdict.target})`"
+    return text + f"; fold once after loading with {fold}"

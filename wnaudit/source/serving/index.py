@@ -17,6 +17,7 @@ says nothing about what the project does when it serves.
 
 from __future__ import annotations
 
+import ast
 import logging
 import os
 import re
@@ -229,6 +230,16 @@ class ServingIndex:
 
     def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
         return [file for file, found in pool.mentions.items() if found & names]
+
+    def imports(self, file: Path, module: str) -> bool:
+        """Does a file of ``file``'s project (its walk leaves tests out) import ``module``? WN110's fix: is wnaudit a dependency."""
+        pool = self._pool(file)
+        self._search(pool, [module])
+        for path in sorted(self._mentioning(pool, {module})):
+            data = self._read(path)
+            if data is not None and module in _imported_modules(data):
+                return True
+        return False
 
     # -- names ------------------------------------------------------------------------
     def lookup(self, file: Path, dotted: str, depth: int = 0) -> tuple[Key, str] | None:
@@ -555,7 +566,7 @@ class ServingIndex:
         chained, why = self._method_folds(files, carriers, family, folding, live)
         if chained:
             return None
-        sites.extend(self._self_evaluations(family, classes))
+        sites.extend(self._self_evaluations(family, classes, folding))
         if not sites:
             return None
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
@@ -772,13 +783,18 @@ class ServingIndex:
                     return True
         return False
 
-    def _self_evaluations(self, family: set[Key], classes: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
-        """A loader classmethod that evaluates what it builds, or a constructor that evaluates ``self``, folding neither."""
+    def _self_evaluations(self, family: set[Key], classes: set[Key], folding: set[str]) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """A loader classmethod that evaluates what it builds, or a constructor that evaluates ``self``, folding neither.
+
+        A loader folds when it calls a fold API or a project function that folds (WN110's local fold).
+        """
         sites: list[tuple[Path, Use, frozenset[Key]]] = []
         for key in sorted(family):
             cls = self._class(key)
             for body in cls.methods.values() if cls is not None else ():
-                if body.evaluates is not None and not body.folds:  # a loader that folds what it loads is fine
+                if body.evaluates is not None and not body.folds and not any(
+                    self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees)
+                ):  # a loader that folds what it loads is fine
                     sites.append((key[0], body.evaluates, frozenset(classes)))
                 if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
                     sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
@@ -890,6 +906,21 @@ def _names_in_code(data: bytes, word: bytes) -> bool:
 
 def _identifier_byte(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
+
+
+def _imported_modules(data: bytes) -> set[str]:
+    """The top-level packages a file imports, anywhere in it (none when it does not parse)."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
 
 
 def _short(qualname: str) -> str:

@@ -44,7 +44,7 @@ def skipped(name: str) -> bool:
 
 
 def project_files(root: Path, whole: bool) -> Iterable[Path]:
-    """The project's Python files: the whole tree under a marked root, else the root's files and packages.
+    """The project's Python files and notebooks: the whole tree under a marked root, else the root's files and packages.
 
     At most :data:`MAX_PROJECT_FILES`, in the order :func:`_directories` walks:
     the project's importable code first, nearest the root first, so a tree of
@@ -84,7 +84,7 @@ def _relative(root: Path, directory: Path) -> str:
 
 
 class _Walk:
-    """Directories breadth first, importable code before the rest; each with its ``.py`` file names, sorted.
+    """Directories breadth first, importable code before the rest; each with its ``.py`` and ``.ipynb`` file names, sorted.
 
     Importable code: the root's own files, package directories (``__init__.py``)
     reached from the root or from ``src/`` through packages, and the namespace
@@ -117,7 +117,7 @@ class _Walk:
                     self.code.append(child)
                 elif self.whole:
                     self.rest.append(child)
-            yield directory, [name for name in files if name.endswith(".py")]
+            yield directory, [name for name in files if name.endswith((".py", ".ipynb"))]  # a notebook may serve
 
     def _package(self, directory: str, name: str, child: str) -> bool:
         """A regular package, or a namespace portion inside one (``pkg/sub/`` without ``__init__.py``)."""
