@@ -216,6 +216,13 @@ SELF_RETURNING_METHODS: frozenset[str] = frozenset({
     "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_",
     "share_memory", "to_empty", "type",
 })
+#: Constructors of a mapping of named model parts (``Munch(decoder=Decoder(...))``, ``nn.ModuleDict({...})``):
+#: WN110 follows each entry by its key, so a part that inference never reads is not served (issue 22, shape d).
+CONTAINER_CONSTRUCTORS: frozenset[str] = frozenset({
+    "dict", "collections.OrderedDict", "types.SimpleNamespace", "argparse.Namespace", "munch.Munch",
+    "munch.DefaultMunch", "easydict.EasyDict", "addict.Dict", "torch.nn.ModuleDict",
+    "torch.nn.modules.container.ModuleDict",
+})
 #: Calls that fold weight norm away (besides the spellings' removers): wnaudit's own folds, and an
 #: ONNX export, whose constant folding bakes ``g * v / ||v||`` into the exported weight.
 FOLDING_APIS: tuple[str, ...] = (

@@ -76,6 +76,20 @@ _CHAIN = _BLOCK + (
     "    def remove_weight_norm(self):\n"
     "        self.block.remove_weight_norm()\n\n\n"
 )
+#: Shape d (issue 22): a ``Munch`` of parts a factory builds, every part put in eval mode by the loader.
+_PARTS = (
+    "def build_model():\n"
+    "    return Munch(decoder=Generator(), mpd=Discriminator())\n\n\n"
+    "def load():\n"
+    "    model = build_model()\n"
+    "    _ = [model[key].eval() for key in model]\n"
+    "    return model\n\n\n"
+    "class Server:\n"
+    "    def __init__(self):\n"
+    "        self.model = load()\n\n"
+    "    @torch.no_grad()\n"
+    "    def __call__(self, mel):\n"
+)
 _FIXED_HEADER = _HEADER.replace("weight_norm\n\n\n", "weight_norm\nimport wnaudit\n\n\n")
 _REMOVAL_METHOD = (
     "\n    def remove_weight_norm(self):\n"
@@ -195,6 +209,12 @@ class NeverFoldedWeightNorm(Rule):
             "if __name__ == \"__main__\":\n"
             "    main()\n"
         ),
+        # Shape d: the one weight-normed part of the mapping is a discriminator the serving code never reads.
+        Valid(
+            _HEADER.replace("import torch\n", "import torch\nfrom munch import Munch\n") + _DISCRIMINATOR + "\n\n"
+            + _PARTS.replace("Generator()", "nn.Conv1d(80, 1, 7, padding=3)")
+            + "        return self.model.decoder(mel)\n"
+        ),
         # Folded once after loading.
         Valid(
             _HEADER + "import wnaudit\n\n\n" + _GENERATOR + "\n\n"
@@ -296,6 +316,30 @@ class NeverFoldedWeightNorm(Rule):
             "if __name__ == \"__main__\":\n"
             "    synthesize(torch.randn(1, 80, 10))\n",
         ),
+        # Shape d: a ``Munch`` of parts, all put in eval mode; inference reads the decoder (the discriminator it never
+        # reads is not served): the fold names that part.
+        Invalid(
+            _HEADER.replace("import torch\n", "import torch\nfrom munch import Munch\n") + _GENERATOR + "\n\n"
+            + _DISCRIMINATOR + "\n\n" + _PARTS + "        return self.model.decoder(mel)\n",
+            _FIXED_HEADER.replace("import torch\n", "import torch\nfrom munch import Munch\n") + _GENERATOR + "\n\n"
+            + _DISCRIMINATOR + "\n\n"
+            + _PARTS.replace("for key in model]\n", "for key in model]\n    wnaudit.fold_weight_norm(model[\"decoder\"])\n")
+            + "        return self.model.decoder(mel)\n",
+        ),
+        # Shape d: the class is chosen from a table by a version string.
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def load(version):\n"
+            "    model = {\"v1\": Generator}[version]()\n"
+            "    model.eval()\n"
+            "    return model\n",
+            _FIXED_HEADER + _GENERATOR + "\n\n"
+            "def load(version):\n"
+            "    model = {\"v1\": Generator}[version]()\n"
+            "    model.eval()\n"
+            "    wnaudit.fold_weight_norm(model)\n"
+            "    return model\n",
+        ),
         # Compiled for serving: folded before the capture.
         Invalid(
             _HEADER + _GENERATOR + "\n\n"
@@ -347,7 +391,8 @@ def _verdict(index: ServingIndex, file: Path, unit: str, line: int) -> Verdict |
         where = served.file.relative_to(root).as_posix()
     except ValueError:
         where = served.file.name
-    return Verdict(str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled, where, served.why)
+    target = served.target or site.target or "model"
+    return Verdict(str(served.file), site.line, site.what, target, site.kind, served.uncalled, where, served.why)
 
 
 def _message(verdict: Verdict) -> str:

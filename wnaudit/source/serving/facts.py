@@ -23,8 +23,10 @@ from typing import Iterable
 from ...core import catalogue
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
-#: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model)
-#: or ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass).
+#: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model),
+#: ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass) or ``("ret", class qualname,
+#: method)`` (what ``self.<method>(...)`` returns).  A mapping of parts (``Munch(decoder=...)``, a dict literal) is
+#: ``("new", "<module>.<Munch@line:column>")``: a class of its own whose attributes are its keys (issue 22, shape d).
 Ref = tuple[str, ...]
 
 _REMOVERS = frozenset(
@@ -491,6 +493,14 @@ class _Walker(ast.NodeVisitor):
                 self._escape(node)
         self.generic_visit(node)
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        """``parts["decoder"]`` reads the entry ``decoder`` of a mapping of parts (shape d); any other index escapes."""
+        key = node.slice
+        if isinstance(node.ctx, ast.Load) and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            self._consumed.add(id(node.value))
+            self._use(node.value, key.value)
+        self.generic_visit(node)
+
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             (self._main_names if self._in_main else self._other_names).add(node.id)
@@ -531,6 +541,8 @@ class _Linker:
             return self.refs(node.value, frame, depth + 1)
         if isinstance(node, ast.Await):
             return self.refs(node.value, frame, depth + 1)
+        if isinstance(node, (ast.Dict, ast.DictComp)):
+            return self._container(node, frame, depth)
         return ()
 
     def _call_refs(self, node: ast.Call, frame: _Frame, depth: int) -> tuple[Ref, ...]:
@@ -538,7 +550,51 @@ class _Linker:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
             return self.refs(func.value, frame, depth + 1)
-        return tuple(("new", name) for name in sorted(self.names(func, frame)))
+        names = self.names(func, frame)
+        if names & catalogue.CONTAINER_CONSTRUCTORS or (
+            isinstance(func, ast.Name) and func.id == "dict" and self.resolver.bindings_of("dict", frame.scope) is None
+        ):
+            return self._container(node, frame, depth)
+        if not names and isinstance(func, ast.Attribute) and frame.class_qual is not None and (
+            isinstance(func.value, ast.Name) and func.value.id == frame.self_name
+        ):
+            return (("ret", frame.class_qual, func.attr),)  # ``self.load_model(...)``: what that method returns
+        if isinstance(func, ast.Subscript):
+            return self._chosen(func.value, frame, depth)
+        return tuple(("new", name) for name in sorted(names))
+
+    def _container(self, node: ast.Call | ast.Dict | ast.DictComp, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """A mapping of model parts as a class of its own, its keys the attributes (``"*"``: a key not written).
+
+        ``model = Munch(decoder=Decoder(...), mpd=Discriminator())`` then
+        ``model.decoder(...)``: what inference reads of it decides which parts
+        are served, as for a class's attributes (shapes c and d of issue 22).
+        """
+        kind = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else (
+            node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else "dict"
+        )
+        name = f"<{kind}@{node.lineno}:{node.col_offset + 1}>"
+        qual = f"{self.facts.module}.{name}" if self.facts.module else name
+        if qual not in self.facts.classes:
+            facts = self.facts.classes[qual] = ClassFacts(qual, node.lineno)  # before the values: a cycle ends here
+            for key, value in _entries(node):
+                refs = self.refs(value, frame, depth + 1)
+                facts.attrs.setdefault(key, []).extend(refs)  # a key of unknown value is still one inference may read
+                facts.builds.update(r[1] for r in refs if r[0] == "new")
+        return (("new", qual),)
+
+    def _chosen(self, table: ast.expr, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """``{"v1": SynthA, "v2": SynthB}[version](...)``, ``MODELS[name](...)``: any class the table holds."""
+        values: list[tuple[ast.expr, _Frame]] = [(table, frame)]
+        if isinstance(table, ast.Name):
+            scope = self.resolver.bindings_of(table.id, frame.scope)
+            values = list(self.walker.values.get((id(scope[0]), table.id), ())) if scope is not None else []
+        out: list[Ref] = []
+        for value, where in values[:8]:
+            if isinstance(value, ast.Dict) and depth <= _MAX_DEPTH:
+                for item in value.values:
+                    out.extend(("new", name) for name in sorted(self.names(item, where)))
+        return tuple(dict.fromkeys(out))
 
     def _name_refs(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
         scope: Scope | None = frame.scope
@@ -884,6 +940,8 @@ class _Linker:
                 root = root.value
             elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
                 root = root.func.value
+            elif isinstance(root, ast.Subscript):
+                root = root.value  # ``parts["decoder"].eval()``: what the code reads of ``parts``
             else:
                 break
         if isinstance(root, ast.Name):
@@ -901,6 +959,29 @@ class _Linker:
         self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
+
+
+def _entries(node: ast.Call | ast.Dict | ast.DictComp, depth: int = 0) -> list[tuple[str, ast.expr]]:
+    """(key, value) of each entry a mapping is built with; ``"*"`` where the key is not a written string."""
+    if depth > 4:
+        return []
+    if isinstance(node, ast.DictComp):
+        return [("*", node.value)]
+    if isinstance(node, ast.Dict):
+        out: list[tuple[str, ast.expr]] = []
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                out.extend(_entries(value, depth + 1) if isinstance(value, (ast.Dict, ast.DictComp)) else [])
+            else:
+                out.append((key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else "*", value))
+        return out
+    found = [e for a in node.args[:1] if isinstance(a, (ast.Dict, ast.DictComp)) for e in _entries(a, depth + 1)]
+    for keyword in node.keywords:
+        if keyword.arg is not None:
+            found.append((keyword.arg, keyword.value))
+        elif isinstance(keyword.value, (ast.Dict, ast.DictComp)):
+            found.extend(_entries(keyword.value, depth + 1))
+    return found
 
 
 def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.expr | None]:

@@ -63,6 +63,8 @@ class Served:
     owner: str = ""
     #: Why a candidate fold does not count (``Vocoder.remove_weight_norm()`` folds it, but nothing calls that).
     why: str = ""
+    #: The model a fold should name where the site's is a mapping of parts (``model["decoder"]``; "": the site's).
+    target: str = ""
 
 
 @dataclass
@@ -307,6 +309,8 @@ class ServingIndex:
             out = self._attribute_instances(file, ref[1], ref[2], depth)
         elif ref[0] == "self":
             out = {(file, ref[1])} if self._class((file, ref[1])) is not None else set()
+        elif ref[0] == "ret":
+            out = self._returned_instances(file, ref[1], ref[2], depth)
         else:
             out = set()
         result = frozenset(out)
@@ -331,16 +335,36 @@ class ServingIndex:
         return out
 
     def _member_instances(self, file: Path, ref: Ref, depth: int) -> set[Key]:
-        """``model.<attribute>``: what the owner's class assigns to it, or the owner itself where its code does not show."""
+        """``model.<attribute>``: what the owner's class assigns to it, or the owner itself where its code does not show.
+
+        A mapping of parts holds nothing but its entries: a key it was not
+        built with is any entry whose key is not written (``"*"``), else nothing.
+        """
         out: set[Key] = set()
         for owner_key in self.instances(file, tuple(ref[2:]), depth + 1):
             owner = self._class(owner_key)
+            container = is_container(owner_key)
             values = owner.attrs.get(ref[1], []) if owner is not None else []
+            if container and not values and owner is not None and ref[1] not in owner.attrs:
+                values = owner.attrs.get("*", [])
             for value in values:
                 out |= self.instances(owner_key[0], value, depth + 1)
-            if not values:
+            if not values and not container:
                 out.add(owner_key)  # a member the class's code does not show: the model itself
         return out
+
+    def _returned_instances(self, file: Path, class_qual: str, method: str, depth: int) -> set[Key]:
+        """``self.<method>(...)``: what the method returns, as the class or its nearest project base defines it."""
+        key = (file, class_qual)
+        for owner in (key, *self.bases(key)):
+            cls = self._class(owner)
+            body = cls.methods.get(method) if cls is not None else None
+            if body is not None:
+                out: set[Key] = set()
+                for returned in body.returns:
+                    out |= self.instances(owner[0], returned, depth + 1)
+                return out
+        return set()
 
     def _attribute_instances(self, file: Path, class_qual: str, attribute: str, depth: int) -> set[Key]:
         """``self.<attribute>`` in a class of ``file``: what the class assigns to it."""
@@ -532,14 +556,16 @@ class ServingIndex:
         names = {_short(k[1]) for k in carriers} | folding
         files = [f for f in dict.fromkeys([start[0], *self._mentioning(pool, names)]) if not is_test_file(f)]
         live = self._live_methods(files)
-        sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
             facts = self.facts(file)
             if facts is None:
                 continue
             if self._folded_in(file, facts, carriers, folding):
                 return None  # folded on the way
-            sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
+            found.extend(self._inference_sites(file, facts, carriers))
+        parts = _parts_read(found)
+        sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
         if self._removal_method_called(family, folding, live):
             return None
         chained, why = self._method_folds(files, carriers, family, folding, live)
@@ -557,7 +583,20 @@ class ServingIndex:
                 f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
                 "`wnaudit.fold_weight_norm` on it or on each of its `modules()`, a project function given it that folds it)"
             )
-        return Served(file, use, uncalled, _short(start[1]), why)
+        return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers))
+
+    def _part_target(self, use: Use, reached: frozenset[Key], carriers: set[Key]) -> str:
+        """``model["decoder"]`` where the site's model is a mapping of parts: the fold API takes a module, not a dict."""
+        if not reached or not all(is_container(key) for key in reached):
+            return ""
+        root = use.target.rsplit("[", 1)[0] if use.target.endswith("]") else use.target
+        for key in sorted(reached):
+            cls = self._class(key)
+            children = [c for c in carriers if key in self._parents.get(c, set())]
+            for name, refs in sorted(cls.attrs.items()) if cls is not None else ():
+                if name != "*" and any(_names(r, c) or c in self.instances(key[0], r) for r in refs for c in children):
+                    return f'{root}["{name}"]'
+        return root
 
     def _family(self, classes: set[Key]) -> set[Key]:
         """The classes and every project class they inherit from."""
@@ -720,16 +759,26 @@ class ServingIndex:
             return self._unresolved(file, tuple(ref[2:]))
         return True
 
-    def _runs(self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key]) -> bool:
+    def _runs(
+        self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key], parts: "dict[Key, set[str]] | None" = None,
+    ) -> bool:
         """Does the inference entry at ``use`` execute the weight norm applied in ``start`` (issue 22, shape c)?
 
         The model runs what the code around the site uses of it; a carrier
         held only in attributes nothing on that path reads (discriminators
         beside the generator in a training module) is never executed.
-        Where the code does not show what runs, everything held counts.
+        Where the code does not show what runs, everything held counts; but a
+        mapping of parts put in eval mode whole (``[model[k].eval() for k in
+        model]``) runs the parts that the project's inference code reads of it
+        elsewhere, where some does (shape d: ``parts``).
         """
-        if use.whole or use.kind == "capture":
+        if use.kind == "capture":
             return True
+        if use.whole:
+            known = parts or {}
+            if not reached or not all(key in known for key in reached):
+                return True
+            return any(self._class_runs(start, key, tuple(sorted(known[key])), carriers) for key in sorted(reached))
         return any(self._class_runs(start, key, use.members, carriers) for key in sorted(reached))
 
     def _class_runs(self, start: Key, key: Key, members: tuple[str, ...], carriers: set[Key]) -> bool:
@@ -749,8 +798,8 @@ class ServingIndex:
                 name for name, refs in view.attrs.items()
                 if any(_names(ref, child) or child in self.instances(file, ref) for file, ref in refs)
             }
-            if not holding or holding & read:
-                return True
+            if not holding or holding & read or ("*" in holding and read):
+                return True  # ``"*"``: a mapping entry under a key not written, any key read may be it
         return not children
 
     def _removal_method_called(self, family: set[Key], folding: set[str], live: set[str]) -> bool:
@@ -884,6 +933,23 @@ def _identifier_byte(byte: int) -> bool:
 
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
+
+
+def is_container(key: Key) -> bool:
+    """A mapping of model parts that ``facts.py`` records as a class of its own (``<Munch@12:5>``)."""
+    return _short(key[1]).startswith("<")
+
+
+def _parts_read(found: list[tuple[Path, Use, frozenset[Key]]]) -> dict[Key, set[str]]:
+    """Per mapping of parts: the members inference code reads of it where that code shows them (shape d)."""
+    parts: dict[Key, set[str]] = {}
+    for _, use, reached in found:
+        if use.whole or use.kind == "capture":
+            continue
+        for key in reached:
+            if is_container(key):
+                parts.setdefault(key, set()).update(use.members)
+    return parts
 
 
 def _names(ref: Ref, key: Key) -> bool:

@@ -1,0 +1,163 @@
+"""WN110 through mappings of parts, factories and tables of classes (issue 22, shape d)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from wnaudit.common.options import RunOptions
+from wnaudit.source import lint_files
+
+PARTS = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 1, 3, padding=1))
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(1, 1, 3, padding=1))
+
+    def forward(self, audio):
+        return self.conv(audio)
+"""
+
+#: styletts2's shape: a ``Munch`` of parts built by a factory, every part put in eval mode by a loader
+#: method, and the serving class reading only some parts of it.
+MUNCH_SERVED = """
+import torch
+from munch import Munch
+
+from .parts import Decoder, Discriminator
+
+
+def build_model(args):
+    decoder = Decoder()
+    return Munch(decoder=decoder, mpd=Discriminator(), text=args.text)
+
+
+class TTS:
+    def __init__(self, args):
+        self.model = self.load_model(args)
+
+    def load_model(self, args):
+        model = build_model(args)
+        _ = [model[key].eval() for key in model]
+        return model
+
+    def inference(self, x):
+        with torch.no_grad():
+            return self.model.decoder(x)
+"""
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    for name, text in {"voc/__init__.py": "", "voc/parts.py": PARTS, **files}.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+def _wn110(root: Path) -> list[tuple[str, int]]:
+    result = lint_files(sorted(root.rglob("*.py")), RunOptions())
+    assert result.errors == []
+    return sorted((Path(f.path).name, f.line) for f in result.findings if f.code == "WN110")
+
+
+DECODER_LINE = 8
+DISCRIMINATOR_LINE = 17
+
+
+def test_a_part_of_a_munch_the_serving_code_reads_is_served_and_the_others_are_not(tmp_path: Path):
+    root = _project(tmp_path, {"voc/tts.py": MUNCH_SERVED})
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]
+    result = lint_files([root / "voc" / "parts.py"], RunOptions())
+    assert "wnaudit.fold_weight_norm(model[\"decoder\"])" in result.findings[0].message  # the part, not the dict
+
+
+def test_a_part_the_loader_folds_is_not_reported(tmp_path: Path):
+    folded = MUNCH_SERVED.replace(
+        "_ = [model[key].eval() for key in model]",
+        "_ = [model[key].eval() for key in model]\n        wnaudit.fold_weight_norm(model.decoder)",
+    ).replace("import torch\n", "import torch\nimport wnaudit\n")
+    served = MUNCH_SERVED.replace("import torch\n", "import torch\nimport wnaudit\n")
+    assert _wn110(_project(tmp_path / "a", {"voc/tts.py": served})) == [("parts.py", DECODER_LINE)]
+    assert _wn110(_project(tmp_path / "b", {"voc/tts.py": folded})) == []
+
+
+def test_a_munch_put_in_eval_whole_with_no_reads_shown_serves_every_part(tmp_path: Path):
+    """Where nothing shows which parts inference reads, every part counts (as for a class): precision first."""
+    served = MUNCH_SERVED.replace("return self.model.decoder(x)", "return run(self.model, x)")
+    root = _project(tmp_path, {"voc/tts.py": served})
+    assert _wn110(root) == [("parts.py", DECODER_LINE), ("parts.py", DISCRIMINATOR_LINE)]
+
+
+def test_a_member_of_a_dict_of_parts_put_in_eval_mode(tmp_path: Path):
+    root = _project(tmp_path, {"voc/serve.py": """
+        from .parts import Decoder, Discriminator
+
+
+        def build():
+            return {"decoder": Decoder(), "mpd": Discriminator()}
+
+
+        def load():
+            model = build()
+            model["decoder"].eval()
+            return model["decoder"]
+        """})
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]
+
+
+def test_a_module_dict_built_by_a_comprehension_serves_the_part_read(tmp_path: Path):
+    """``nn.ModuleDict({k: build(k) for k in parts})``: the key is not written, so any part read may be it."""
+    root = _project(tmp_path, {"voc/serve.py": """
+        import torch
+        import torch.nn as nn
+
+        from .parts import Decoder
+
+
+        def build(name):
+            return Decoder()
+
+
+        def load(names):
+            parts = nn.ModuleDict({name: build(name) for name in names})
+            parts.eval()
+            with torch.inference_mode():
+                return parts.decoder(torch.zeros(1, 4, 8))
+        """})
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]
+
+
+def test_a_class_chosen_from_a_table_is_served(tmp_path: Path):
+    """``{"v1": A, "v2": B}[version](...)`` and ``MODELS[name](...)``: any class the table holds."""
+    root = _project(tmp_path, {"voc/serve.py": """
+        from .parts import Decoder, Discriminator
+
+        MODELS = {"dec": Decoder}
+
+
+        def load(version):
+            return {"v1": Decoder, "v2": Discriminator}[version]().eval()
+
+
+        def load_named(name):
+            model = MODELS[name]()
+            model.eval()
+            return model
+        """})
+    assert _wn110(root) == [("parts.py", DECODER_LINE), ("parts.py", DISCRIMINATOR_LINE)]
