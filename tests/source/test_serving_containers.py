@@ -161,3 +161,20 @@ def test_a_class_chosen_from_a_table_is_served(tmp_path: Path):
             return model
         """})
     assert _wn110(root) == [("parts.py", DECODER_LINE), ("parts.py", DISCRIMINATOR_LINE)]
+
+
+def test_a_class_imported_under_another_name_is_followed(tmp_path: Path):
+    """``from .s3gen import S3Token2Wav as S3Gen`` in a package ``__init__``: the serving code names the alias."""
+    root = _project(tmp_path, {
+        "voc/__init__.py": "from .parts import Decoder as Vocoder\n",
+        "voc/serve.py": """
+            from . import Vocoder
+
+
+            def load():
+                vocoder = Vocoder()
+                vocoder.eval()
+                return vocoder
+            """,
+    })
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]

@@ -79,6 +79,8 @@ class _Pool:
     #: file -> the pool files importing it (built on first need), and the transitive closure per file.
     importers: "dict[Path, set[tuple[Path, str, str]]] | None" = None
     reach: dict[tuple[Path, str], set[Path]] = field(default_factory=dict)
+    #: (file, name) -> the other names importers bind it as (``from .s3gen import S3Token2Wav as S3Gen``).
+    aliases: dict[tuple[Path, str], set[str]] = field(default_factory=dict)
 
 
 class ServingIndex:
@@ -110,6 +112,8 @@ class ServingIndex:
         self._parents: dict[Key, set[Key]] = {}
         #: Last parts of the names of every unit found to carry weight norm: only such names are resolved.
         self._interesting: set[str] = set()
+        #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
+        self._aliases: dict[str, set[str]] = {}
         self._bases: dict[Key, list[Key]] = {}
         self._mentioned: dict[tuple[Path, str], bool] = {}
         self._construction: dict[Key, set[str]] = {}
@@ -218,6 +222,7 @@ class ServingIndex:
                             seen.add(step)
                             queue.append(step)
             pool.reach[(file, name)] = found
+            pool.aliases[(file, name)] = {bound for _, bound in seen} - {name, "*"}
         return found
 
     def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
@@ -436,7 +441,14 @@ class ServingIndex:
             names = set(pending)
             defined = {(k[0], _short(k[1])) for k in group}
             while pending:
-                within = set().union(*(self._reach(pool, f, n) for f, n in defined if n in pending))
+                sources = [(f, n) for f, n in defined if n in pending]
+                within = set().union(*(self._reach(pool, f, n) for f, n in sources))
+                for f, n in sources:
+                    aliases = pool.aliases.get((f, n), set())
+                    self._aliases.setdefault(n, set()).update(aliases)
+                    pending |= aliases - names  # ``S3Token2Wav as S3Gen``: the importers name it so
+                    names |= aliases
+                    self._interesting |= aliases
                 self._search(pool, pending, within)
                 pending = set()
                 files = list(dict.fromkeys([*(k[0] for k in group), *self._mentioning(pool, names)]))
@@ -554,6 +566,7 @@ class ServingIndex:
         folding = self._folding_methods(family)
         self._search(pool, folding)
         names = {_short(k[1]) for k in carriers} | folding
+        names |= {a for n in list(names) for a in self._aliases.get(n, ())}
         files = [f for f in dict.fromkeys([start[0], *self._mentioning(pool, names)]) if not is_test_file(f)]
         live = self._live_methods(files)
         found: list[tuple[Path, Use, frozenset[Key]]] = []
