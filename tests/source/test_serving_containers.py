@@ -178,3 +178,55 @@ def test_a_class_imported_under_another_name_is_followed(tmp_path: Path):
             """,
     })
     assert _wn110(root) == [("parts.py", DECODER_LINE)]
+
+
+#: chatterbox's and stable-audio-tools' shape: the served model is handed to a wrapper's constructor, which
+#: keeps it and puts it in eval mode (or runs it) there.
+WRAPPER = """
+import torch
+import torch.nn as nn
+
+
+class Wrapper(nn.Module):
+    def __init__(self, model, scale=1.0):
+        super().__init__()
+        self.model = model
+        self.model.requires_grad_(False).eval()
+
+    def decode(self, x):
+        return self.model(x)
+"""
+
+
+def test_a_model_handed_to_a_constructor_that_freezes_it_is_served(tmp_path: Path):
+    for call in ("Wrapper(build())", "Wrapper(model=build(), scale=2.0)"):
+        root = _project(tmp_path / str(len(call)), {"voc/wrap.py": WRAPPER, "voc/factory.py": f"""
+            from .parts import Decoder
+            from .wrap import Wrapper
+
+
+            def build():
+                return Decoder()
+
+
+            def pretransform():
+                return {call}
+            """})
+        assert _wn110(root) == [("parts.py", DECODER_LINE)], call
+
+
+def test_a_constructor_argument_kept_under_another_attribute_is_not_served_by_the_frozen_one(tmp_path: Path):
+    """The discriminator handed in beside the model is kept but never run by the wrapper's inference entry."""
+    wrapper = WRAPPER.replace("import torch.nn as nn\n", "import torch.nn as nn\n\nfrom . import Decoder, Discriminator\n")
+    wrapper = wrapper.replace("def __init__(self, model, scale=1.0):", "def __init__(self, model, critic):").replace(
+        "self.model = model\n", "self.model = model\n        self.critic = critic\n",
+    )
+    root = _project(tmp_path, {"voc/wrap.py": wrapper + """
+
+def serve(x):
+    wrapper = Wrapper(Decoder(), Discriminator())
+    wrapper.eval()
+    with torch.no_grad():
+        return wrapper.decode(x)
+""", "voc/__init__.py": "from .parts import Decoder, Discriminator\n"})
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]

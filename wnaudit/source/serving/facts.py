@@ -25,7 +25,8 @@ from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 #: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model),
 #: ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass) or ``("ret", class qualname,
-#: method)`` (what ``self.<method>(...)`` returns).  A mapping of parts (``Munch(decoder=...)``, a dict literal) is
+#: method)`` (what ``self.<method>(...)`` returns) or ``("arg", class qualname, parameter)`` (what the class's
+#: constructions pass as that ``__init__`` parameter).  A mapping of parts (``Munch(decoder=...)``, a dict literal) is
 #: ``("new", "<module>.<Munch@line:column>")``: a class of its own whose attributes are its keys (issue 22, shape d).
 Ref = tuple[str, ...]
 
@@ -555,7 +556,8 @@ class _Linker:
             isinstance(func, ast.Name) and func.id == "dict" and self.resolver.bindings_of("dict", frame.scope) is None
         ):
             return self._container(node, frame, depth)
-        if not names and isinstance(func, ast.Attribute) and frame.class_qual is not None and (
+        cls = self.facts.classes.get(frame.class_qual or "")
+        if not names and isinstance(func, ast.Attribute) and cls is not None and func.attr in cls.methods and (
             isinstance(func.value, ast.Name) and func.value.id == frame.self_name
         ):
             return (("ret", frame.class_qual, func.attr),)  # ``self.load_model(...)``: what that method returns
@@ -665,9 +667,21 @@ class _Linker:
 
     def _attribute(self, value: ast.expr, frame: _Frame, attribute: str) -> None:
         """``self.<attribute> = <model>`` in a method: the class holds that model."""
-        refs = self.refs(value, frame)
+        refs = self.refs(value, frame) + self._argument(value, frame)
         if refs and frame.class_qual in self.facts.classes:
             self.facts.classes[frame.class_qual].attrs.setdefault(attribute, []).extend(refs)
+
+    def _argument(self, value: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
+        """``self.hift = hift.to(device)`` in ``__init__``: whatever the constructions pass as ``hift`` (shape d)."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in catalogue.SELF_RETURNING_METHODS:
+            value = value.func.value
+        body = frame.body
+        if not isinstance(value, ast.Name) or body is None or frame.method != "__init__" or value.id not in body.params[1:]:
+            return ()
+        bound = self.resolver.bindings_of(value.id, frame.scope)
+        if bound is None or self.walker.param_scopes.get(id(bound[0])) is not body:
+            return ()
+        return (("arg", frame.class_qual or "", value.id),)
 
     def _bases(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, ...]:
         bases: list[str] = []

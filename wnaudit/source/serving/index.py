@@ -316,6 +316,8 @@ class ServingIndex:
             out = {(file, ref[1])} if self._class((file, ref[1])) is not None else set()
         elif ref[0] == "ret":
             out = self._returned_instances(file, ref[1], ref[2], depth)
+        elif ref[0] == "arg":
+            out = self._argument_instances(file, ref[1], ref[2], depth)
         else:
             out = set()
         result = frozenset(out)
@@ -352,10 +354,35 @@ class ServingIndex:
             values = owner.attrs.get(ref[1], []) if owner is not None else []
             if container and not values and owner is not None and ref[1] not in owner.attrs:
                 values = owner.attrs.get("*", [])
+            found: set[Key] = set()
             for value in values:
-                out |= self.instances(owner_key[0], value, depth + 1)
-            if not values and not container:
+                found |= self.instances(owner_key[0], value, depth + 1)
+            out |= found
+            if not container and not found and all(v[0] == "arg" for v in values):
                 out.add(owner_key)  # a member the class's code does not show: the model itself
+        return out
+
+    def _argument_instances(self, file: Path, class_qual: str, param: str, depth: int) -> set[Key]:
+        """What the project's constructions of the class pass as ``__init__``'s ``param`` (by position or keyword)."""
+        key = (file, class_qual)
+        cls = self._class(key)
+        body = cls.methods.get("__init__") if cls is not None else None
+        if body is None or param not in body.params:
+            return set()
+        position = body.params.index(param) - 1
+        pool = self._pool(file)
+        short = _short(class_qual)
+        names = {short, *self._aliases.get(short, ())}
+        self._search(pool, names, self._reach(pool, file, short))
+        out: set[Key] = set()
+        for caller in self._mentioning(pool, names):
+            facts = self.facts(caller)
+            for call in facts.helper_calls if facts is not None else ():
+                if (call.position == position if call.position >= 0 else call.keyword == param) and (
+                    key in self._resolved_all(caller, call.callee, names)
+                ):
+                    for ref in call.refs:
+                        out |= self.instances(caller, ref, depth + 1)
         return out
 
     def _returned_instances(self, file: Path, class_qual: str, method: str, depth: int) -> set[Key]:
@@ -464,14 +491,14 @@ class ServingIndex:
         True: a carrier was added (the files found so far are walked again).
         """
         changed = False
-        for qual, reached in self._units(file, names):
-            key = (file, qual)
+        for key, reached in [*(((file, q), r) for q, r in self._units(file, names)), *self._holders(file, known)]:
+            qual = key[1]
             children = reached & known
             for child in children:
                 self._parents.setdefault(child, set()).add(key)
             if children and key not in known:
                 known.add(key)
-                defined.add((file, _short(qual)))
+                defined.add((key[0], _short(qual)))
                 self._prepared.add(key)
                 short = _short(qual)
                 if short not in names:
@@ -495,6 +522,24 @@ class ServingIndex:
                 reached |= self.instances(file, returned)
             units.append((qual, reached))
         return units
+
+    def _holders(self, file: Path, known: set[Key]) -> list[tuple[Key, set[Key]]]:
+        """Classes the file constructs with a carrier as an ``__init__`` argument they keep (``Model(hift=HiFT())``)."""
+        facts = self.facts(file)
+        out: list[tuple[Key, set[Key]]] = []
+        for call in facts.helper_calls if facts is not None else ():
+            children = {k for r in call.refs for k in self.instances(file, r)} & known
+            if not children:
+                continue
+            for key in self._resolved_all(file, call.callee):
+                cls = self._class(key)
+                init = cls.methods.get("__init__") if cls is not None else None
+                if init is None:
+                    continue
+                param = call.keyword or (init.params[call.position + 1] if 0 <= call.position < len(init.params) - 1 else "")
+                if param and any(("arg", key[1], param) in refs for refs in cls.attrs.values()):
+                    out.append((key, children))
+        return out
 
     def carriers(self, start: Key) -> set[Key]:
         """``start`` and every project class or function that builds it, directly or through others."""
@@ -767,7 +812,9 @@ class ServingIndex:
         if ref[0] == "attr":
             facts = self.facts(file)
             owner = facts.classes.get(ref[1]) if facts is not None else None
-            return owner is None or not owner.attrs.get(ref[2])
+            values = owner.attrs.get(ref[2]) if owner is not None else None
+            # ``self.model = model`` in ``__init__``: unresolved while no construction shows what it is given
+            return not values or all(v[0] == "arg" and not self.instances(file, v) for v in values)
         if ref[0] == "sub":
             return self._unresolved(file, tuple(ref[2:]))
         return True
