@@ -230,3 +230,105 @@ def serve(x):
         return wrapper.decode(x)
 """, "voc/__init__.py": "from .parts import Decoder, Discriminator\n"})
     assert _wn110(root) == [("parts.py", DECODER_LINE)]
+
+
+def test_a_class_a_hydra_config_names_is_what_instantiate_builds(tmp_path: Path):
+    root = _project(tmp_path, {
+        "configs/vocoder.yaml": "_target_: voc.parts.Decoder\nchannels: 4\n",
+        "configs/train.yaml": "trainer:\n  _target_: lightning.Trainer\ncritic:\n  _target_: voc.parts.Discriminator\n",
+        "voc/serve.py": """
+            from hydra.utils import instantiate
+
+
+            def load(cfg):
+                model = instantiate(cfg)
+                model.eval()
+                return model
+            """,
+    })
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]  # the discriminator sits under ``critic:``, not at the top
+
+
+def test_hydra_configs_beside_a_namespace_package_are_read_where_config_path_points(tmp_path: Path):
+    """fish-speech: ``fish_speech/models`` has no ``__init__.py``, the configs sit in ``fish_speech/configs``."""
+    base = tmp_path / "src" / "pkg"
+    for name, text in {
+        "models/voc/__init__.py": "",
+        "models/voc/parts.py": PARTS,
+        "configs/dac.yaml": "_target_: pkg.models.voc.parts.Decoder\n",
+        "models/voc/inference.py": """
+            from hydra import compose, initialize
+            from hydra.utils import instantiate
+
+
+            def load(name):
+                with initialize(version_base="1.3", config_path="../../configs"):
+                    cfg = compose(config_name=name)
+                model = instantiate(cfg)
+                model.eval()
+                return model
+            """,
+    }.items():
+        path = base / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+    assert _wn110(base / "models") == [("parts.py", DECODER_LINE)]
+
+
+def test_a_hyperpyyaml_entry_handed_to_a_model_is_served(tmp_path: Path):
+    """CosyVoice: ``configs = load_hyperpyyaml(f)``, then ``Model(configs["hift"])`` keeps and evaluates it."""
+    root = _project(tmp_path, {
+        "voc/conf.yaml": "hift: !new:voc.parts.Decoder\n    channels: 4\nmpd: !new:voc.parts.Discriminator\n",
+        "voc/wrap.py": WRAPPER,
+        "voc/cli.py": """
+            from hyperpyyaml import load_hyperpyyaml
+
+            from .wrap import Wrapper
+
+
+            def load(path):
+                with open(path) as f:
+                    configs = load_hyperpyyaml(f)
+                return Wrapper(configs["hift"])
+            """,
+    })
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]
+
+
+def test_weight_norm_a_factory_applies_by_calling_a_method_is_applied(tmp_path: Path):
+    """``def WNConv1d(*args): return CausalConvNet(*args).weight_norm()``: the method runs when the factory builds."""
+    root = _project(tmp_path, {"voc/conv.py": """
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import weight_norm
+
+
+        class ConvNet(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.conv = nn.Conv1d(channels, channels, 3)
+
+            def weight_norm(self):
+                self.conv = weight_norm(self.conv)
+                return self
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        def WNConv1d(channels):
+            return ConvNet(channels).weight_norm()
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = WNConv1d(4)
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        def load():
+            return Model().eval()
+        """})
+    assert _wn110(root) == [("conv.py", 11)]

@@ -174,6 +174,8 @@ class ServingFacts:
     #: Module-level functions the module names only inside those blocks: short name -> their function numbers.
     #: With a class of the module as the model, their inference is the module's smoke test, not a serving path.
     smoke_scopes: dict[str, list[int]] = field(default_factory=dict)
+    #: Directories the file tells Hydra to read configs from (``initialize(config_path="../configs")``), as written.
+    config_dirs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -544,6 +546,8 @@ class _Linker:
             return self.refs(node.value, frame, depth + 1)
         if isinstance(node, (ast.Dict, ast.DictComp)):
             return self._container(node, frame, depth)
+        if isinstance(node, ast.Subscript):
+            return self.member_refs(node, frame, depth + 1)  # ``parts["decoder"]``, ``configs["hift"]``
         return ()
 
     def _call_refs(self, node: ast.Call, frame: _Frame, depth: int) -> tuple[Ref, ...]:
@@ -552,6 +556,8 @@ class _Linker:
         if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
             return self.refs(func.value, frame, depth + 1)
         names = self.names(func, frame)
+        if names & catalogue.CONFIG_INSTANTIATORS:
+            return (("conf", _config_path(node.args[0]) if node.args else ""),)
         if names & catalogue.CONTAINER_CONSTRUCTORS or (
             isinstance(func, ast.Name) and func.id == "dict" and self.resolver.bindings_of("dict", frame.scope) is None
         ):
@@ -560,7 +566,7 @@ class _Linker:
         if not names and isinstance(func, ast.Attribute) and cls is not None and func.attr in cls.methods and (
             isinstance(func.value, ast.Name) and func.value.id == frame.self_name
         ):
-            return (("ret", frame.class_qual, func.attr),)  # ``self.load_model(...)``: what that method returns
+            return (("ret", cls.qualname, func.attr),)  # ``self.load_model(...)``: what that method returns
         if isinstance(func, ast.Subscript):
             return self._chosen(func.value, frame, depth)
         return tuple(("new", name) for name in sorted(names))
@@ -636,13 +642,14 @@ class _Linker:
 
     def member_refs(self, node: ast.expr, frame: _Frame, depth: int = 0) -> tuple[Ref, ...]:
         """``model.dec`` as ``("sub", "dec", *ref)`` for each reference of ``model`` (empty: not a member of a model)."""
-        if depth > _MAX_DEPTH or not isinstance(node, ast.Attribute):
+        name = _member_name(node)
+        if depth > _MAX_DEPTH or name is None:
             return ()
-        inner = node.value
+        inner = node.value  # type: ignore[attr-defined]
         if isinstance(inner, ast.Name) and frame.class_qual is not None and inner.id == frame.self_name:
             return ()  # ``self.dec`` is already an attribute reference
         base = self.member_refs(inner, frame, depth + 1) or self.model_refs(inner, frame)
-        return tuple(("sub", node.attr, *ref) for ref in base)
+        return tuple(("sub", name, *ref) for ref in base)
 
     # -- the records ----------------------------------------------------------------
     def run(self) -> ServingFacts:
@@ -681,7 +688,7 @@ class _Linker:
         bound = self.resolver.bindings_of(value.id, frame.scope)
         if bound is None or self.walker.param_scopes.get(id(bound[0])) is not body:
             return ()
-        return (("arg", frame.class_qual or "", value.id),)
+        return (("arg", frame.class_qual or "", str(value.id)),)
 
     def _bases(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, ...]:
         bases: list[str] = []
@@ -727,6 +734,7 @@ class _Linker:
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_scopes.add(frame.number)
+        self._note_config_dirs(node, names)
         if frame.body is not None:
             self._note_parameters(node, names, frame, frame.body)
         if self._folds(node, names, first, frame):
@@ -746,6 +754,14 @@ class _Linker:
                 (frame.class_qual or "") if frame.method else "", frame.method,
             ))
         self._call_under_context(node, func, receiver, frame)
+
+    def _note_config_dirs(self, node: ast.Call, names: frozenset[str]) -> None:
+        """``initialize(config_path="../configs")``: where Hydra reads the configs ``instantiate`` builds from."""
+        if names & catalogue.CONFIG_DIRECTORY_CALLS:
+            self.facts.config_dirs.extend(
+                k.value.value for k in node.keywords
+                if k.arg in ("config_path", "config_dir") and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+            )
 
     def _note_callees(self, node: ast.Call, names: frozenset[str], frame: _Frame, guard: str = "") -> None:
         """What the enclosing function and class call: the project names, and the attribute names."""
@@ -883,13 +899,20 @@ class _Linker:
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
                 break
-            refs = self.model_refs(arg, frame)
+            refs = self._argument_refs(arg, frame)
             if refs:
                 self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, position))
         for keyword in node.keywords:
-            refs = self.model_refs(keyword.value, frame) if keyword.arg else ()
+            refs = self._argument_refs(keyword.value, frame) if keyword.arg else ()
             if keyword.arg and refs:
                 self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, -1, keyword.arg))
+
+    def _argument_refs(self, node: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
+        """The model an argument is; ``configs["hift"]`` of a loaded config is that entry, not the whole config."""
+        refs = self.model_refs(node, frame)
+        if any(r[0] == "conf" for r in refs):
+            return self.member_refs(node, frame) or refs
+        return refs
 
     def _inference_method(self, node: ast.Call, func: ast.Attribute, frame: _Frame) -> bool:
         """``model.eval()``, ``model.requires_grad_(False)``: an inference site (True: the call is fully recorded)."""
@@ -973,6 +996,24 @@ class _Linker:
         self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
+
+
+def _member_name(node: ast.expr) -> str | None:
+    """``dec`` of ``model.dec`` and of ``model["dec"]`` (None: not a named member)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+def _config_path(node: ast.expr) -> str:
+    """``model.generator`` of ``cfg.model.generator`` / ``cfg["model"]["generator"]``: where in a config it reads."""
+    parts: list[str] = []
+    while (name := _member_name(node)) is not None:
+        parts.append(name)
+        node = node.value  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
 
 
 def _entries(node: ast.Call | ast.Dict | ast.DictComp, depth: int = 0) -> list[tuple[str, ast.expr]]:

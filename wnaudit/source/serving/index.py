@@ -31,6 +31,7 @@ from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
+from .configs import config_targets
 from .effects import ClassView, FoldSummaries
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
 from .walk import is_test_file, project_files, skipped
@@ -90,7 +91,10 @@ class ServingIndex:
         self, project: Project, read: Callable[[Path], "bytes | None"],
         imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "SummaryCache | None" = None,
         walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None, known: "dict[str, ServingFacts] | None" = None,
+        configs: "Callable[[Path], dict[str, set[str]]] | None" = None,
     ) -> None:
+        #: What the YAML configs under a directory build (``configs.config_targets``; the workspace's keeps it).
+        self._config_targets = configs or config_targets
         self.project = project
         #: Facts computed beside the analyses, in the workers (``facts_cache.facts_key`` -> facts).
         self._known = known or {}
@@ -112,6 +116,8 @@ class ServingIndex:
         self._parents: dict[Key, set[Key]] = {}
         #: Last parts of the names of every unit found to carry weight norm: only such names are resolved.
         self._interesting: set[str] = set()
+        #: Per project root: the classes its YAML configs build, by key path (shape d).
+        self._configs: dict[Path, dict[str, set[Key]]] = {}
         #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
         self._aliases: dict[str, set[str]] = {}
         self._bases: dict[Key, list[Key]] = {}
@@ -318,6 +324,8 @@ class ServingIndex:
             out = self._returned_instances(file, ref[1], ref[2], depth)
         elif ref[0] == "arg":
             out = self._argument_instances(file, ref[1], ref[2], depth)
+        elif ref[0] == "conf":
+            out = set(self._config_instances(file, ref[1]))
         else:
             out = set()
         result = frozenset(out)
@@ -348,6 +356,8 @@ class ServingIndex:
         built with is any entry whose key is not written (``"*"``), else nothing.
         """
         out: set[Key] = set()
+        if ref[2] == "conf":  # ``configs["hift"]``: what the config builds under that key
+            return set(self._config_instances(file, f"{ref[3]}.{ref[1]}" if ref[3] else ref[1]))
         for owner_key in self.instances(file, tuple(ref[2:]), depth + 1):
             owner = self._class(owner_key)
             container = is_container(owner_key)
@@ -384,6 +394,70 @@ class ServingIndex:
                     for ref in call.refs:
                         out |= self.instances(caller, ref, depth + 1)
         return out
+
+    def _configured(self, file: Path) -> dict[str, set[Key]]:
+        """The project classes the YAML configs under the file's project root build, by key path (``configs.py``)."""
+        pool = self._pool(file)
+        found = self._configs.get(pool.root)
+        if found is None:
+            found = self._configs[pool.root] = {}
+            for path, names in self._config_names(pool).items():
+                for dotted in sorted(names):
+                    key = self._config_class(file, dotted)
+                    if key is not None:
+                        found.setdefault(path, set()).add(key)
+        return found
+
+    def _config_names(self, pool: _Pool) -> dict[str, set[str]]:
+        """The dotted class names the configs build, read only where project code instantiates from configs:
+        the YAML files under the project root and in the directories its Hydra calls name (``config_path``)."""
+        self._search(pool, _INSTANTIATE_WORDS)
+        users = self._mentioning(pool, set(_INSTANTIATE_WORDS))
+        if not users:
+            return {}
+        directories = {pool.root}
+        for user in users:
+            facts = self.facts(user)
+            for written in facts.config_dirs if facts is not None else ():
+                directory = Path(os.path.normpath(user.parent / written))
+                if directory != pool.root and pool.root not in directory.parents:
+                    directories.add(directory)
+        names: dict[str, set[str]] = {}
+        for directory in sorted(directories):
+            for path, found in self._config_targets(directory).items():
+                names.setdefault(path, set()).update(found)
+        return names
+
+    def _config_class(self, file: Path, dotted: str) -> Key | None:
+        """The project class a config's dotted name stands for; its tails are tried too, since a namespace
+        package (no ``__init__.py``: ``fish_speech/models/dac``) is located by its inner package's name."""
+        parts = dotted.split(".")
+        for start in range(len(parts) - 1):
+            hit = self.lookup(file, ".".join(parts[start:]))
+            if hit is not None and not hit[1] and self._class(hit[0]) is not None:
+                return hit[0]
+        return None
+
+    def _config_instances(self, file: Path, path: str) -> frozenset[Key]:
+        """What ``instantiate(cfg.<path>)`` builds: the classes at that key path, or at its tail (``self.cfg.model``).
+
+        Where the path holds no class but keys below it do (hyperpyyaml's
+        ``configs = load_hyperpyyaml(f)``), any class one level down.
+        """
+        configured = self._configured(file)
+        parts = path.split(".") if path else []
+        for start in range(len(parts) + 1):
+            tail = ".".join(parts[start:])
+            if tail in configured:
+                return frozenset(configured[tail])
+        below = [keys for key, keys in configured.items() if key and key.rpartition(".")[0] == path]
+        return frozenset().union(*below) if below else frozenset()
+
+    def _config_users(self, file: Path, carriers: set[Key]) -> list[Path]:
+        """The project files that instantiate from configs, where the configs build a carrier (else none)."""
+        if not any(carriers & keys for keys in self._configured(file).values()):
+            return []
+        return self._mentioning(self._pool(file), set(_INSTANTIATE_WORDS))
 
     def _returned_instances(self, file: Path, class_qual: str, method: str, depth: int) -> set[Key]:
         """``self.<method>(...)``: what the method returns, as the class or its nearest project base defines it."""
@@ -478,7 +552,8 @@ class ServingIndex:
                     self._interesting |= aliases
                 self._search(pool, pending, within)
                 pending = set()
-                files = list(dict.fromkeys([*(k[0] for k in group), *self._mentioning(pool, names)]))
+                files = [*(k[0] for k in group), *self._mentioning(pool, names), *self._config_users(group[0][0], known)]
+                files = list(dict.fromkeys(files))
                 changed = True
                 while changed:  # chains inside the files found so far, before searching for the new names
                     changed = False
@@ -534,7 +609,7 @@ class ServingIndex:
             for key in self._resolved_all(file, call.callee):
                 cls = self._class(key)
                 init = cls.methods.get("__init__") if cls is not None else None
-                if init is None:
+                if cls is None or init is None:
                     continue
                 param = call.keyword or (init.params[call.position + 1] if 0 <= call.position < len(init.params) - 1 else "")
                 if param and any(("arg", key[1], param) in refs for refs in cls.attrs.values()):
@@ -574,12 +649,18 @@ class ServingIndex:
         memo = self._construction.get(start)
         if memo is not None:
             return memo
-        builders = {k for k in self.carriers(start) if self._class(k) is not None}
+        carriers = self.carriers(start)
+        builders = {k for k in carriers if self._class(k) is not None}
         family = set(builders)
         for key in builders:
             family.update(self.bases(key))
         reached: set[str] = set()
         pending = set(_CONSTRUCTION)
+        for key in carriers - builders:  # a factory building it: ``return CausalConvNet(...).weight_norm()``
+            function = self._function(key)
+            calls = function.calls - function.guarded if function is not None else set()
+            reached |= calls
+            pending |= calls
         while pending:
             name = pending.pop()
             for key in family:
@@ -612,7 +693,8 @@ class ServingIndex:
         self._search(pool, folding)
         names = {_short(k[1]) for k in carriers} | folding
         names |= {a for n in list(names) for a in self._aliases.get(n, ())}
-        files = [f for f in dict.fromkeys([start[0], *self._mentioning(pool, names)]) if not is_test_file(f)]
+        files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers)]
+        files = [f for f in dict.fromkeys(files) if not is_test_file(f)]
         live = self._live_methods(files)
         found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
@@ -972,6 +1054,8 @@ class ServingIndex:
 
 
 _QUOTES = frozenset(b"'\"")
+#: Last parts of ``catalogue.CONFIG_INSTANTIATORS``: a file that calls one is read when a config builds a carrier.
+_INSTANTIATE_WORDS = tuple(sorted({name.rpartition(".")[2] for name in catalogue.CONFIG_INSTANTIATORS}))
 
 
 def _names_in_code(data: bytes, word: bytes) -> bool:
