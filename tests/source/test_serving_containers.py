@@ -332,3 +332,61 @@ def test_weight_norm_a_factory_applies_by_calling_a_method_is_applied(tmp_path: 
             return Model().eval()
         """})
     assert _wn110(root) == [("conv.py", 11)]
+
+
+def test_a_constructor_argument_from_a_config_that_ships_with_the_weights_is_any_class_of_its_type(tmp_path: Path):
+    """vocos: ``backbone: Backbone`` is built from the checkpoint's config ``class_path`` (not in the tree):
+    the candidates are the project's classes of that type."""
+    root = _project(tmp_path, {
+        "voc/models.py": """
+            import torch.nn as nn
+            from torch.nn.utils.parametrizations import weight_norm
+
+
+            class Backbone(nn.Module):
+                def forward(self, x):
+                    raise NotImplementedError
+
+
+            class ResNetBackbone(Backbone):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+                def forward(self, x):
+                    return self.conv(x)
+            """,
+        "voc/pretrained.py": """
+            import importlib
+
+            import torch
+            import torch.nn as nn
+            import yaml
+
+            from .models import Backbone
+
+
+            def instantiate_class(init):
+                module, name = init["class_path"].rsplit(".", 1)
+                return getattr(importlib.import_module(module), name)(**init.get("init_args", {}))
+
+
+            class Vocos(nn.Module):
+                def __init__(self, backbone: Backbone):
+                    super().__init__()
+                    self.backbone = backbone
+
+                @classmethod
+                def from_pretrained(cls, config_path, model_path):
+                    with open(config_path) as f:
+                        config = yaml.safe_load(f)
+                    model = cls(backbone=instantiate_class(config["backbone"]))
+                    model.load_state_dict(torch.load(model_path, weights_only=True))
+                    model.eval()
+                    return model
+
+                def forward(self, x):
+                    return self.backbone(x)
+            """,
+    })
+    assert _wn110(root) == [("models.py", 13)]

@@ -124,6 +124,10 @@ class Body:
     self_members: set[str] = field(default_factory=set)
     #: ``self`` handed to a call or stored: what the body runs of it is not known.
     self_escapes: bool = False
+    #: ``__init__``'s parameters annotated with classes (``backbone: Backbone``): parameter -> the names the
+    #: annotation resolves to.  What a construction passes, where none shows it (a config that ships with the
+    #: weights), is one of the project's classes of that type (shape d).
+    annotations: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -351,6 +355,8 @@ class _Walker(ast.NodeVisitor):
             self.param_scopes[id(scope)] = body
         self.frame = frame
         self.pending.append(("decorators", list(node.decorator_list), frame, None))
+        if body is not None and method == "__init__" and body is not outer.body:
+            self.pending.append(("annotations", [*node.args.args, *node.args.kwonlyargs], outer, body))
         self._numbers.append(self.functions)
         self._false_flags[self.functions] = _false_defaults(node.args)
         guard, self._guard = self._guard, ""
@@ -666,6 +672,9 @@ class _Linker:
             elif kind == "bases":
                 assert isinstance(extra, ClassFacts)
                 extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
+            elif kind == "annotations":
+                assert isinstance(extra, Body)
+                self._annotations(node, frame, extra)  # type: ignore[arg-type]
         for body, names in self._unguarded.values():
             body.guarded -= names  # called both ways: it may run without the flag
         self._exports()
@@ -677,6 +686,19 @@ class _Linker:
         refs = self.refs(value, frame) + self._argument(value, frame)
         if refs and frame.class_qual in self.facts.classes:
             self.facts.classes[frame.class_qual].attrs.setdefault(attribute, []).extend(refs)
+
+    def _annotations(self, args: list[ast.arg], frame: _Frame, body: Body) -> None:
+        """``backbone: Backbone`` / ``Optional[Backbone]`` / ``Backbone | None``: the class names a parameter is typed with."""
+        for arg in args:
+            annotation = arg.annotation
+            if isinstance(annotation, ast.Subscript):
+                annotation = annotation.slice  # ``Optional[Backbone]``
+            if isinstance(annotation, ast.BinOp):
+                annotation = annotation.left  # ``Backbone | None``
+            names = self.names(annotation, frame) if annotation is not None else frozenset()
+            project = sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
+            if project:
+                body.annotations[arg.arg] = project
 
     def _argument(self, value: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
         """``self.hift = hift.to(device)`` in ``__init__``: whatever the constructions pass as ``hift`` (shape d)."""

@@ -116,6 +116,8 @@ class ServingIndex:
         self._parents: dict[Key, set[Key]] = {}
         #: Last parts of the names of every unit found to carry weight norm: only such names are resolved.
         self._interesting: set[str] = set()
+        #: (project root, a carrier's direct base) -> the files that annotate parameters with it (shape d).
+        self._typed_memo: dict[tuple[Path, Key], list[Path]] = {}
         #: Per project root: the classes its YAML configs build, by key path (shape d).
         self._configs: dict[Path, dict[str, set[Key]]] = {}
         #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
@@ -307,11 +309,11 @@ class ServingIndex:
         memo = (file, ref)
         cached = self._instances.get(memo)
         # An answer holds while the carrier names it was filtered by are the same: the set only grows.
-        if cached is not None and cached[0] == len(self._interesting):
+        if cached is not None and cached[0] == len(self._interesting) + len(self._prepared):
             return cached[1]
         if depth > _MAX_DEPTH:
             return frozenset()
-        self._instances[memo] = (len(self._interesting), frozenset())  # a loader returning what it loads resolves to nothing more
+        self._instances[memo] = (len(self._interesting) + len(self._prepared), frozenset())  # a loader returning what it loads resolves to nothing more
         if ref[0] == "new":
             out = self._built_instances(file, ref[1], depth)
         elif ref[0] == "sub":
@@ -329,7 +331,7 @@ class ServingIndex:
         else:
             out = set()
         result = frozenset(out)
-        self._instances[memo] = (len(self._interesting), result)
+        self._instances[memo] = (len(self._interesting) + len(self._prepared), result)
         return result
 
     def _built_instances(self, file: Path, dotted: str, depth: int) -> set[Key]:
@@ -393,6 +395,8 @@ class ServingIndex:
                 ):
                     for ref in call.refs:
                         out |= self.instances(caller, ref, depth + 1)
+        if not out and param in body.annotations:  # no construction shows it (a config shipped with the weights)
+            out = self._typed(file, body.annotations[param], self._prepared)
         return out
 
     def _configured(self, file: Path) -> dict[str, set[Key]]:
@@ -417,7 +421,8 @@ class ServingIndex:
             return {}
         directories = {pool.root}
         for user in users:
-            facts = self.facts(user)
+            data = self._read(user) or b""
+            facts = self.facts(user) if b"config_path" in data or b"config_dir" in data else None
             for written in facts.config_dirs if facts is not None else ():
                 directory = Path(os.path.normpath(user.parent / written))
                 if directory != pool.root and pool.root not in directory.parents:
@@ -458,6 +463,11 @@ class ServingIndex:
         if not any(carriers & keys for keys in self._configured(file).values()):
             return []
         return self._mentioning(self._pool(file), set(_INSTANTIATE_WORDS))
+
+    def _typed(self, file: Path, annotation: list[str], among: Iterable[Key]) -> set[Key]:
+        """The classes ``among`` an annotation admits: the named project class and its subclasses."""
+        types = {k for k in self._resolved_all(file, annotation) if self._class(k) is not None}
+        return {c for c in among if self._class(c) is not None and types & {c, *self.bases(c)}} if types else set()
 
     def _returned_instances(self, file: Path, class_qual: str, method: str, depth: int) -> set[Key]:
         """``self.<method>(...)``: what the method returns, as the class or its nearest project base defines it."""
@@ -552,7 +562,10 @@ class ServingIndex:
                     self._interesting |= aliases
                 self._search(pool, pending, within)
                 pending = set()
-                files = [*(k[0] for k in group), *self._mentioning(pool, names), *self._config_users(group[0][0], known)]
+                files = [
+                    *(k[0] for k in group), *self._mentioning(pool, names), *self._config_users(group[0][0], known),
+                    *self._typed_files(pool, known),
+                ]
                 files = list(dict.fromkeys(files))
                 changed = True
                 while changed:  # chains inside the files found so far, before searching for the new names
@@ -598,10 +611,34 @@ class ServingIndex:
             units.append((qual, reached))
         return units
 
+    def _typed_files(self, pool: _Pool, known: set[Key]) -> list[Path]:
+        """Files that may keep a carrier as a constructor argument typed with a project base of it (shape d).
+
+        A base that more than :data:`_MAX_TYPED_FILES` files annotate with (``PreTrainedModel``) says
+        nothing about which model is kept, and is not followed: that also bounds the cost.
+        """
+        bases = {b for k in known if self._class(k) is not None for b in self.bases(k)} - known
+        new = sorted(b for b in bases if (pool.root, b) not in self._typed_memo)
+        if new:
+            self._search(pool, {_short(b[1]) for b in new}, set().union(*(self._reach(pool, b[0], _short(b[1])) for b in new)))
+            for base in new:
+                name = _short(base[1])
+                files = [f for f in self._mentioning(pool, {name}) if f != base[0] and _annotates(self._read(f) or b"", name)]
+                self._typed_memo[(pool.root, base)] = files if len(files) <= _MAX_TYPED_FILES else []
+        return [f for b in sorted(bases) for f in self._typed_memo[(pool.root, b)]]
+
     def _holders(self, file: Path, known: set[Key]) -> list[tuple[Key, set[Key]]]:
-        """Classes the file constructs with a carrier as an ``__init__`` argument they keep (``Model(hift=HiFT())``)."""
+        """Classes the file constructs with a carrier as an ``__init__`` argument they keep (``Model(hift=HiFT())``),
+        and classes that keep an ``__init__`` argument typed with a carrier's project base (``backbone: Backbone``)."""
         facts = self.facts(file)
         out: list[tuple[Key, set[Key]]] = []
+        for qual, cls in facts.classes.items() if facts is not None else ():
+            init = cls.methods.get("__init__")
+            kept = {r[2] for refs in cls.attrs.values() for r in refs if r[0] == "arg" and r[1] == qual}
+            for param in sorted(kept & set(init.annotations)) if init is not None else ():
+                children = self._typed(file, init.annotations[param], known)
+                if children:
+                    out.append(((file, qual), children))
         for call in facts.helper_calls if facts is not None else ():
             children = {k for r in call.refs for k in self.instances(file, r)} & known
             if not children:
@@ -1077,6 +1114,15 @@ def _identifier_byte(byte: int) -> bool:
 
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
+
+
+#: A project base more files than this annotate parameters with is too general to say which model is kept.
+_MAX_TYPED_FILES = 8
+
+
+def _annotates(data: bytes, name: str) -> bool:
+    """The file types a parameter with ``name`` (``backbone: Backbone``, ``Optional[Backbone]``)."""
+    return re.search(rb":\s*(?:[\w.]*\[)?(?:\w+\.)*" + re.escape(name.encode("utf-8")) + rb"\b", data) is not None
 
 
 def is_container(key: Key) -> bool:
