@@ -356,7 +356,7 @@ class _Walker(ast.NodeVisitor):
         self.frame = frame
         self.pending.append(("decorators", list(node.decorator_list), frame, None))
         if body is not None and method == "__init__" and body is not outer.body:
-            self.pending.append(("annotations", [*node.args.args, *node.args.kwonlyargs], outer, body))
+            self.pending.append(("annotations", [*node.args.args, *node.args.kwonlyargs], outer, body))  # type: ignore[list-item]
         self._numbers.append(self.functions)
         self._false_flags[self.functions] = _false_defaults(node.args)
         guard, self._guard = self._guard, ""

@@ -631,26 +631,37 @@ class ServingIndex:
         """Classes the file constructs with a carrier as an ``__init__`` argument they keep (``Model(hift=HiFT())``),
         and classes that keep an ``__init__`` argument typed with a carrier's project base (``backbone: Backbone``)."""
         facts = self.facts(file)
+        if facts is None:
+            return []
+        out = self._typed_holders(file, facts, known)
+        for call in facts.helper_calls:
+            children = {k for r in call.refs for k in self.instances(file, r)} & known
+            for key in sorted(self._resolved_all(file, call.callee)) if children else ():
+                if self._keeps(key, call.position, call.keyword):
+                    out.append((key, children))
+        return out
+
+    def _keeps(self, key: Key, position: int, keyword: str) -> bool:
+        """The class's ``__init__`` keeps the argument passed at ``position`` / as ``keyword`` (``self.hift = hift``)."""
+        cls = self._class(key)
+        init = cls.methods.get("__init__") if cls is not None else None
+        if cls is None or init is None:
+            return False
+        param = keyword or (init.params[position + 1] if 0 <= position < len(init.params) - 1 else "")
+        return bool(param) and any(("arg", key[1], param) in refs for refs in cls.attrs.values())
+
+    def _typed_holders(self, file: Path, facts: ServingFacts, known: set[Key]) -> list[tuple[Key, set[Key]]]:
+        """Classes of the file keeping an ``__init__`` argument typed with a carrier's class or base."""
         out: list[tuple[Key, set[Key]]] = []
-        for qual, cls in facts.classes.items() if facts is not None else ():
+        for qual, cls in facts.classes.items():
             init = cls.methods.get("__init__")
+            if init is None or not init.annotations:
+                continue
             kept = {r[2] for refs in cls.attrs.values() for r in refs if r[0] == "arg" and r[1] == qual}
-            for param in sorted(kept & set(init.annotations)) if init is not None else ():
+            for param in sorted(kept & set(init.annotations)):
                 children = self._typed(file, init.annotations[param], known)
                 if children:
                     out.append(((file, qual), children))
-        for call in facts.helper_calls if facts is not None else ():
-            children = {k for r in call.refs for k in self.instances(file, r)} & known
-            if not children:
-                continue
-            for key in self._resolved_all(file, call.callee):
-                cls = self._class(key)
-                init = cls.methods.get("__init__") if cls is not None else None
-                if cls is None or init is None:
-                    continue
-                param = call.keyword or (init.params[call.position + 1] if 0 <= call.position < len(init.params) - 1 else "")
-                if param and any(("arg", key[1], param) in refs for refs in cls.attrs.values()):
-                    out.append((key, children))
         return out
 
     def carriers(self, start: Key) -> set[Key]:
