@@ -216,6 +216,24 @@ SELF_RETURNING_METHODS: frozenset[str] = frozenset({
     "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "eval", "train", "requires_grad_",
     "share_memory", "to_empty", "type",
 })
+#: Constructors of a mapping of named model parts (``Munch(decoder=Decoder(...))``, ``nn.ModuleDict({...})``):
+#: WN110 follows each entry by its key, so a part that inference never reads is not served (issue 22, shape d).
+CONTAINER_CONSTRUCTORS: frozenset[str] = frozenset({
+    "dict", "collections.OrderedDict", "types.SimpleNamespace", "argparse.Namespace", "munch.Munch",
+    "munch.DefaultMunch", "easydict.EasyDict", "addict.Dict", "torch.nn.ModuleDict",
+    "torch.nn.modules.container.ModuleDict",
+})
+#: Calls that build the classes a config names (Hydra's ``_target_``, jsonargparse/Lightning ``class_path``,
+#: hyperpyyaml's ``!new:``): WN110 reads the project's YAML files for what they build (issue 22, shape d).
+CONFIG_INSTANTIATORS: frozenset[str] = frozenset({
+    "hydra.utils.instantiate", "hydra._internal.instantiate._instantiate2.instantiate",
+    "lightning.pytorch.cli.instantiate_class", "pytorch_lightning.cli.instantiate_class",
+    "jsonargparse.instantiate_class", "hyperpyyaml.load_hyperpyyaml", "hyperpyyaml.core.load_hyperpyyaml",
+})
+#: Calls that name the directory Hydra reads configs from (``config_path``, relative to the calling file).
+CONFIG_DIRECTORY_CALLS: frozenset[str] = frozenset({
+    "hydra.initialize", "hydra.main", "hydra.initialize_config_dir", "hydra.experimental.initialize",
+})
 #: Calls that fold weight norm away (besides the spellings' removers): wnaudit's own folds, and an
 #: ONNX export, whose constant folding bakes ``g * v / ||v||`` into the exported weight.
 FOLDING_APIS: tuple[str, ...] = (

@@ -51,6 +51,7 @@ from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
 from .reading import SourceError
+from .serving.configs import config_targets, plain_targets
 from .serving.walk import project_file_names
 from .summary_cache import SummaryCache
 from .syntax_cache import digest_of
@@ -205,7 +206,7 @@ class Verdict(NamedTuple):
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
 SCAN_KINDS = ("files", "dirs", "exists", "listings", "contents", "definitions", "reads")
-SERVING_KINDS = ("serving_reads", "walks")
+SERVING_KINDS = ("serving_reads", "walks", "configs")
 
 
 @dataclass
@@ -225,6 +226,8 @@ class Observations:
     #: The same, for WN110's index (its searches read every project file).
     serving_reads: dict[str, str | None] = field(default_factory=dict)
     walks: dict[str, list[str]] = field(default_factory=dict)  # "0"/"1" + root -> the project walk's files
+    #: directory -> what its YAML configs build, by key path (``serving.configs.config_targets``, as lists).
+    configs: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def part(self, kinds: tuple[str, ...]) -> dict[str, dict]:
         return {kind: getattr(self, kind) for kind in kinds}
@@ -252,6 +255,7 @@ class Observations:
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
             "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1")) == seen,
+            "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
         }
         try:
             for kind in kinds:

@@ -29,6 +29,7 @@ from .project import ImportBinding, Location, Project, RawImport, package_of, re
 from .reading import SourceError
 from .resolve import API_ROOTS
 from .serving import facts_cache
+from .serving.configs import config_targets, plain_targets
 from .serving.facts import ServingFacts
 from .serving.walk import project_files
 from .summary_cache import SummaryCache
@@ -139,6 +140,8 @@ class Workspace:
         self._seen_serving: dict[str, str | None] = {}
         #: WN110's project walks this run: "1" (whole tree) or "0" (packages only) + root -> the files found.
         self._walks: dict[str, tuple[Path, ...]] = {}
+        #: directory -> what its YAML configs build (WN110, shape d), read once per run.
+        self._configs: dict[str, dict[str, list[str]]] = {}
         self._summarize_uncached = summarizer
         self.cache = cache
         self.summaries = summaries
@@ -192,6 +195,14 @@ class Workspace:
         if found is None:
             found = self._walks[key] = tuple(project_files(root, whole))
         return found
+
+    def config_targets(self, directory: Path) -> dict[str, set[str]]:
+        """What the YAML configs under ``directory`` build, by key path (``serving.configs``), read once per run."""
+        key = str(directory)
+        found = self._configs.get(key)
+        if found is None:
+            found = self._configs[key] = plain_targets(config_targets(directory))
+        return {path: set(names) for path, names in found.items()}
 
     def source_bytes(self, path: Path) -> bytes | None:
         """The file's bytes as this run sees them (for WN110's index): the content a caller gave for it, else the disk's."""
@@ -415,6 +426,7 @@ class Workspace:
             files=dict(files), dirs=dict(dirs), exists=dict(exists), listings=dict(listings),
             contents=dict(self._seen_contents), definitions=dict(self._seen_definitions), reads=dict(self._seen_reads),
             serving_reads=dict(self._seen_serving), walks={key: [str(p) for p in found] for key, found in self._walks.items()},
+            configs=dict(self._configs),
         )
 
     def save_caches(self) -> None:

@@ -79,6 +79,20 @@ _CHAIN = _BLOCK + (
     "    def remove_weight_norm(self):\n"
     "        self.block.remove_weight_norm()\n\n\n"
 )
+#: Shape d (issue 22): a ``Munch`` of parts a factory builds, every part put in eval mode by the loader.
+_PARTS = (
+    "def build_model():\n"
+    "    return Munch(decoder=Generator(), mpd=Discriminator())\n\n\n"
+    "def load():\n"
+    "    model = build_model()\n"
+    "    _ = [model[key].eval() for key in model]\n"
+    "    return model\n\n\n"
+    "class Server:\n"
+    "    def __init__(self):\n"
+    "        self.model = load()\n\n"
+    "    @torch.no_grad()\n"
+    "    def __call__(self, mel):\n"
+)
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
     "\n    def remove_weight_norm(self):\n"
@@ -198,6 +212,12 @@ class NeverFoldedWeightNorm(Rule):
             "if __name__ == \"__main__\":\n"
             "    main()\n"
         ),
+        # Shape d: the one weight-normed part of the mapping is a discriminator the serving code never reads.
+        Valid(
+            _HEADER.replace("import torch\n", "import torch\nfrom munch import Munch\n") + _DISCRIMINATOR + "\n\n"
+            + _PARTS.replace("Generator()", "nn.Conv1d(80, 1, 7, padding=3)")
+            + "        return self.model.decoder(mel)\n"
+        ),
         # Folded once after loading.
         Valid(
             _HEADER + "import wnaudit\n\n\n" + _GENERATOR + "\n\n"
@@ -301,6 +321,30 @@ class NeverFoldedWeightNorm(Rule):
             "if __name__ == \"__main__\":\n"
             "    synthesize(torch.randn(1, 80, 10))\n",
         ),
+        # Shape d: a ``Munch`` of parts, all put in eval mode; inference reads the decoder (the discriminator it never
+        # reads is not served): the fold names that part.
+        Invalid(
+            _HEADER.replace("import torch\n", "import torch\nfrom munch import Munch\n") + _GENERATOR + "\n\n"
+            + _DISCRIMINATOR + "\n\n" + _PARTS + "        return self.model.decoder(mel)\n",
+            _FIXED_HEADER.replace("import torch\n", "import torch\nfrom munch import Munch\n") + _GENERATOR + "\n\n"
+            + _DISCRIMINATOR + "\n\n"
+            + _PARTS.replace("for key in model]\n", "for key in model]\n    _fold_weight_norm_for_inference(model[\"decoder\"])\n")
+            + "        return self.model.decoder(mel)\n",
+        ),
+        # Shape d: the class is chosen from a table by a version string.
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def load(version):\n"
+            "    model = {\"v1\": Generator}[version]()\n"
+            "    model.eval()\n"
+            "    return model\n",
+            _FIXED_HEADER + _GENERATOR + "\n\n"
+            "def load(version):\n"
+            "    model = {\"v1\": Generator}[version]()\n"
+            "    model.eval()\n"
+            "    _fold_weight_norm_for_inference(model)\n"
+            "    return model\n",
+        ),
         # Compiled for serving: folded before the capture.
         Invalid(
             _HEADER + _GENERATOR + "\n\n"
@@ -371,7 +415,7 @@ def _verdict(index: ServingIndex, context: Context, file: Path, unit: str, line:
     except ValueError:
         where = served.file.name
     return Verdict(
-        str(served.file), site.line, site.what, site.target or "model", site.kind, served.uncalled,
+        str(served.file), site.line, site.what, served.target or site.target or "model", site.kind, served.uncalled,
         f"{where}:{_line_shown(served.file, site.line)}", served.why,
         _own_removal(index, context, served), index.imports(served.file, "wnaudit"),
     )

@@ -23,8 +23,11 @@ from typing import Iterable
 from ...core import catalogue
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
-#: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model)
-#: or ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass).
+#: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model),
+#: ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass) or ``("ret", class qualname,
+#: method)`` (what ``self.<method>(...)`` returns) or ``("arg", class qualname, parameter)`` (what the class's
+#: constructions pass as that ``__init__`` parameter).  A mapping of parts (``Munch(decoder=...)``, a dict literal) is
+#: ``("new", "<module>.<Munch@line:column>")``: a class of its own whose attributes are its keys (issue 22, shape d).
 Ref = tuple[str, ...]
 
 _REMOVERS = frozenset(
@@ -121,6 +124,10 @@ class Body:
     self_members: set[str] = field(default_factory=set)
     #: ``self`` handed to a call or stored: what the body runs of it is not known.
     self_escapes: bool = False
+    #: ``__init__``'s parameters annotated with classes (``backbone: Backbone``): parameter -> the names the
+    #: annotation resolves to.  What a construction passes, where none shows it (a config that ships with the
+    #: weights), is one of the project's classes of that type (shape d).
+    annotations: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -171,6 +178,8 @@ class ServingFacts:
     #: Module-level functions the module names only inside those blocks: short name -> their function numbers.
     #: With a class of the module as the model, their inference is the module's smoke test, not a serving path.
     smoke_scopes: dict[str, list[int]] = field(default_factory=dict)
+    #: Directories the file tells Hydra to read configs from (``initialize(config_path="../configs")``), as written.
+    config_dirs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -346,6 +355,8 @@ class _Walker(ast.NodeVisitor):
             self.param_scopes[id(scope)] = body
         self.frame = frame
         self.pending.append(("decorators", list(node.decorator_list), frame, None))
+        if body is not None and method == "__init__" and body is not outer.body:
+            self.pending.append(("annotations", [*node.args.args, *node.args.kwonlyargs], outer, body))  # type: ignore[list-item]
         self._numbers.append(self.functions)
         self._false_flags[self.functions] = _false_defaults(node.args)
         guard, self._guard = self._guard, ""
@@ -491,6 +502,14 @@ class _Walker(ast.NodeVisitor):
                 self._escape(node)
         self.generic_visit(node)
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        """``parts["decoder"]`` reads the entry ``decoder`` of a mapping of parts (shape d); any other index escapes."""
+        key = node.slice
+        if isinstance(node.ctx, ast.Load) and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            self._consumed.add(id(node.value))
+            self._use(node.value, key.value)
+        self.generic_visit(node)
+
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             (self._main_names if self._in_main else self._other_names).add(node.id)
@@ -531,6 +550,10 @@ class _Linker:
             return self.refs(node.value, frame, depth + 1)
         if isinstance(node, ast.Await):
             return self.refs(node.value, frame, depth + 1)
+        if isinstance(node, (ast.Dict, ast.DictComp)):
+            return self._container(node, frame, depth)
+        if isinstance(node, ast.Subscript):
+            return self.member_refs(node, frame, depth + 1)  # ``parts["decoder"]``, ``configs["hift"]``
         return ()
 
     def _call_refs(self, node: ast.Call, frame: _Frame, depth: int) -> tuple[Ref, ...]:
@@ -538,7 +561,54 @@ class _Linker:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in catalogue.SELF_RETURNING_METHODS:
             return self.refs(func.value, frame, depth + 1)
-        return tuple(("new", name) for name in sorted(self.names(func, frame)))
+        names = self.names(func, frame)
+        if names & catalogue.CONFIG_INSTANTIATORS:
+            return (("conf", _config_path(node.args[0]) if node.args else ""),)
+        if names & catalogue.CONTAINER_CONSTRUCTORS or (
+            isinstance(func, ast.Name) and func.id == "dict" and self.resolver.bindings_of("dict", frame.scope) is None
+        ):
+            return self._container(node, frame, depth)
+        cls = self.facts.classes.get(frame.class_qual or "")
+        if not names and isinstance(func, ast.Attribute) and cls is not None and func.attr in cls.methods and (
+            isinstance(func.value, ast.Name) and func.value.id == frame.self_name
+        ):
+            return (("ret", cls.qualname, func.attr),)  # ``self.load_model(...)``: what that method returns
+        if isinstance(func, ast.Subscript):
+            return self._chosen(func.value, frame, depth)
+        return tuple(("new", name) for name in sorted(names))
+
+    def _container(self, node: ast.Call | ast.Dict | ast.DictComp, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """A mapping of model parts as a class of its own, its keys the attributes (``"*"``: a key not written).
+
+        ``model = Munch(decoder=Decoder(...), mpd=Discriminator())`` then
+        ``model.decoder(...)``: what inference reads of it decides which parts
+        are served, as for a class's attributes (shapes c and d of issue 22).
+        """
+        kind = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else (
+            node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else "dict"
+        )
+        name = f"<{kind}@{node.lineno}:{node.col_offset + 1}>"
+        qual = f"{self.facts.module}.{name}" if self.facts.module else name
+        if qual not in self.facts.classes:
+            facts = self.facts.classes[qual] = ClassFacts(qual, node.lineno)  # before the values: a cycle ends here
+            for key, value in _entries(node):
+                refs = self.refs(value, frame, depth + 1)
+                facts.attrs.setdefault(key, []).extend(refs)  # a key of unknown value is still one inference may read
+                facts.builds.update(r[1] for r in refs if r[0] == "new")
+        return (("new", qual),)
+
+    def _chosen(self, table: ast.expr, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """``{"v1": SynthA, "v2": SynthB}[version](...)``, ``MODELS[name](...)``: any class the table holds."""
+        values: list[tuple[ast.expr, _Frame]] = [(table, frame)]
+        if isinstance(table, ast.Name):
+            scope = self.resolver.bindings_of(table.id, frame.scope)
+            values = list(self.walker.values.get((id(scope[0]), table.id), ())) if scope is not None else []
+        out: list[Ref] = []
+        for value, where in values[:8]:
+            if isinstance(value, ast.Dict) and depth <= _MAX_DEPTH:
+                for item in value.values:
+                    out.extend(("new", name) for name in sorted(self.names(item, where)))
+        return tuple(dict.fromkeys(out))
 
     def _name_refs(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
         scope: Scope | None = frame.scope
@@ -578,13 +648,14 @@ class _Linker:
 
     def member_refs(self, node: ast.expr, frame: _Frame, depth: int = 0) -> tuple[Ref, ...]:
         """``model.dec`` as ``("sub", "dec", *ref)`` for each reference of ``model`` (empty: not a member of a model)."""
-        if depth > _MAX_DEPTH or not isinstance(node, ast.Attribute):
+        name = _member_name(node)
+        if depth > _MAX_DEPTH or name is None:
             return ()
-        inner = node.value
+        inner = node.value  # type: ignore[attr-defined]
         if isinstance(inner, ast.Name) and frame.class_qual is not None and inner.id == frame.self_name:
             return ()  # ``self.dec`` is already an attribute reference
         base = self.member_refs(inner, frame, depth + 1) or self.model_refs(inner, frame)
-        return tuple(("sub", node.attr, *ref) for ref in base)
+        return tuple(("sub", name, *ref) for ref in base)
 
     # -- the records ----------------------------------------------------------------
     def run(self) -> ServingFacts:
@@ -601,6 +672,9 @@ class _Linker:
             elif kind == "bases":
                 assert isinstance(extra, ClassFacts)
                 extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
+            elif kind == "annotations":
+                assert isinstance(extra, Body)
+                self._annotations(node, frame, extra)  # type: ignore[arg-type]
         for body, names in self._unguarded.values():
             body.guarded -= names  # called both ways: it may run without the flag
         self._exports()
@@ -609,9 +683,34 @@ class _Linker:
 
     def _attribute(self, value: ast.expr, frame: _Frame, attribute: str) -> None:
         """``self.<attribute> = <model>`` in a method: the class holds that model."""
-        refs = self.refs(value, frame)
+        refs = self.refs(value, frame) + self._argument(value, frame)
         if refs and frame.class_qual in self.facts.classes:
             self.facts.classes[frame.class_qual].attrs.setdefault(attribute, []).extend(refs)
+
+    def _annotations(self, args: list[ast.arg], frame: _Frame, body: Body) -> None:
+        """``backbone: Backbone`` / ``Optional[Backbone]`` / ``Backbone | None``: the class names a parameter is typed with."""
+        for arg in args:
+            annotation = arg.annotation
+            if isinstance(annotation, ast.Subscript):
+                annotation = annotation.slice  # ``Optional[Backbone]``
+            if isinstance(annotation, ast.BinOp):
+                annotation = annotation.left  # ``Backbone | None``
+            names = self.names(annotation, frame) if annotation is not None else frozenset()
+            project = sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
+            if project:
+                body.annotations[arg.arg] = project
+
+    def _argument(self, value: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
+        """``self.hift = hift.to(device)`` in ``__init__``: whatever the constructions pass as ``hift`` (shape d)."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in catalogue.SELF_RETURNING_METHODS:
+            value = value.func.value
+        body = frame.body
+        if not isinstance(value, ast.Name) or body is None or frame.method != "__init__" or value.id not in body.params[1:]:
+            return ()
+        bound = self.resolver.bindings_of(value.id, frame.scope)
+        if bound is None or self.walker.param_scopes.get(id(bound[0])) is not body:
+            return ()
+        return (("arg", frame.class_qual or "", str(value.id)),)
 
     def _bases(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, ...]:
         bases: list[str] = []
@@ -657,6 +756,7 @@ class _Linker:
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_scopes.add(frame.number)
+        self._note_config_dirs(node, names)
         if frame.body is not None:
             self._note_parameters(node, names, frame, frame.body)
         if self._folds(node, names, first, frame):
@@ -676,6 +776,14 @@ class _Linker:
                 (frame.class_qual or "") if frame.method else "", frame.method,
             ))
         self._call_under_context(node, func, receiver, frame)
+
+    def _note_config_dirs(self, node: ast.Call, names: frozenset[str]) -> None:
+        """``initialize(config_path="../configs")``: where Hydra reads the configs ``instantiate`` builds from."""
+        if names & catalogue.CONFIG_DIRECTORY_CALLS:
+            self.facts.config_dirs.extend(
+                k.value.value for k in node.keywords
+                if k.arg in ("config_path", "config_dir") and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)
+            )
 
     def _note_callees(self, node: ast.Call, names: frozenset[str], frame: _Frame, guard: str = "") -> None:
         """What the enclosing function and class call: the project names, and the attribute names."""
@@ -813,13 +921,20 @@ class _Linker:
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
                 break
-            refs = self.model_refs(arg, frame)
+            refs = self._argument_refs(arg, frame)
             if refs:
                 self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, position))
         for keyword in node.keywords:
-            refs = self.model_refs(keyword.value, frame) if keyword.arg else ()
+            refs = self._argument_refs(keyword.value, frame) if keyword.arg else ()
             if keyword.arg and refs:
                 self.facts.helper_calls.append(HelperCall(tuple(sorted(names)), refs, frame.number, -1, keyword.arg))
+
+    def _argument_refs(self, node: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
+        """The model an argument is; ``configs["hift"]`` of a loaded config is that entry, not the whole config."""
+        refs = self.model_refs(node, frame)
+        if any(r[0] == "conf" for r in refs):
+            return self.member_refs(node, frame) or refs
+        return refs
 
     def _inference_method(self, node: ast.Call, func: ast.Attribute, frame: _Frame) -> bool:
         """``model.eval()``, ``model.requires_grad_(False)``: an inference site (True: the call is fully recorded)."""
@@ -884,6 +999,8 @@ class _Linker:
                 root = root.value
             elif isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
                 root = root.func.value
+            elif isinstance(root, ast.Subscript):
+                root = root.value  # ``parts["decoder"].eval()``: what the code reads of ``parts``
             else:
                 break
         if isinstance(root, ast.Name):
@@ -901,6 +1018,47 @@ class _Linker:
         self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
+
+
+def _member_name(node: ast.expr) -> str | None:
+    """``dec`` of ``model.dec`` and of ``model["dec"]`` (None: not a named member)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+def _config_path(node: ast.expr) -> str:
+    """``model.generator`` of ``cfg.model.generator`` / ``cfg["model"]["generator"]``: where in a config it reads."""
+    parts: list[str] = []
+    while (name := _member_name(node)) is not None:
+        parts.append(name)
+        node = node.value  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+def _entries(node: ast.Call | ast.Dict | ast.DictComp, depth: int = 0) -> list[tuple[str, ast.expr]]:
+    """(key, value) of each entry a mapping is built with; ``"*"`` where the key is not a written string."""
+    if depth > 4:
+        return []
+    if isinstance(node, ast.DictComp):
+        return [("*", node.value)]
+    if isinstance(node, ast.Dict):
+        out: list[tuple[str, ast.expr]] = []
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                out.extend(_entries(value, depth + 1) if isinstance(value, (ast.Dict, ast.DictComp)) else [])
+            else:
+                out.append((key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else "*", value))
+        return out
+    found = [e for a in node.args[:1] if isinstance(a, (ast.Dict, ast.DictComp)) for e in _entries(a, depth + 1)]
+    for keyword in node.keywords:
+        if keyword.arg is not None:
+            found.append((keyword.arg, keyword.value))
+        elif isinstance(keyword.value, (ast.Dict, ast.DictComp)):
+            found.extend(_entries(keyword.value, depth + 1))
+    return found
 
 
 def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.expr | None]:

@@ -32,6 +32,7 @@ from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
+from .configs import config_targets
 from .effects import ClassView, FoldSummaries
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
 from .selection import Selection
@@ -65,6 +66,8 @@ class Served:
     owner: str = ""
     #: Why a candidate fold does not count (``Vocoder.remove_weight_norm()`` folds it, but nothing calls that).
     why: str = ""
+    #: The model a fold should name where the site's is a mapping of parts (``model["decoder"]``; "": the site's).
+    target: str = ""
 
 
 @dataclass
@@ -79,6 +82,8 @@ class _Pool:
     #: file -> the pool files importing it (built on first need), and the transitive closure per file.
     importers: "dict[Path, set[tuple[Path, str, str]]] | None" = None
     reach: dict[tuple[Path, str], set[Path]] = field(default_factory=dict)
+    #: (file, name) -> the other names importers bind it as (``from .s3gen import S3Token2Wav as S3Gen``).
+    aliases: dict[tuple[Path, str], set[str]] = field(default_factory=dict)
 
 
 class ServingIndex:
@@ -88,7 +93,10 @@ class ServingIndex:
         self, project: Project, read: Callable[[Path], "bytes | None"],
         imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "SummaryCache | None" = None,
         walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None, known: "dict[str, ServingFacts] | None" = None,
+        configs: "Callable[[Path], dict[str, set[str]]] | None" = None,
     ) -> None:
+        #: What the YAML configs under a directory build (``configs.config_targets``; the workspace's keeps it).
+        self._config_targets = configs or config_targets
         self.project = project
         #: Facts computed beside the analyses, in the workers (``facts_cache.facts_key`` -> facts).
         self._known = known or {}
@@ -110,6 +118,12 @@ class ServingIndex:
         self._parents: dict[Key, set[Key]] = {}
         #: Last parts of the names of every unit found to carry weight norm: only such names are resolved.
         self._interesting: set[str] = set()
+        #: (project root, a carrier's direct base) -> the files that annotate parameters with it (shape d).
+        self._typed_memo: dict[tuple[Path, Key], list[Path]] = {}
+        #: Per project root: the classes its YAML configs build, by key path (shape d).
+        self._configs: dict[Path, dict[str, set[Key]]] = {}
+        #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
+        self._aliases: dict[str, set[str]] = {}
         self._bases: dict[Key, list[Key]] = {}
         self._mentioned: dict[tuple[Path, str], bool] = {}
         self._construction: dict[Key, set[str]] = {}
@@ -220,6 +234,7 @@ class ServingIndex:
                             seen.add(step)
                             queue.append(step)
             pool.reach[(file, name)] = found
+            pool.aliases[(file, name)] = {bound for _, bound in seen} - {name, "*"}
         return found
 
     def _files_mentioning(self, file: Path, name: str) -> list[Path]:
@@ -314,11 +329,11 @@ class ServingIndex:
         memo = (file, ref)
         cached = self._instances.get(memo)
         # An answer holds while the carrier names it was filtered by are the same: the set only grows.
-        if cached is not None and cached[0] == len(self._interesting):
+        if cached is not None and cached[0] == len(self._interesting) + len(self._prepared):
             return cached[1]
         if depth > _MAX_DEPTH:
             return frozenset()
-        self._instances[memo] = (len(self._interesting), frozenset())  # a loader returning what it loads resolves to nothing more
+        self._instances[memo] = (len(self._interesting) + len(self._prepared), frozenset())  # a loader returning what it loads resolves to nothing more
         if ref[0] == "new":
             out = self._built_instances(file, ref[1], depth)
         elif ref[0] == "sub":
@@ -327,10 +342,16 @@ class ServingIndex:
             out = self._attribute_instances(file, ref[1], ref[2], depth)
         elif ref[0] == "self":
             out = {(file, ref[1])} if self._class((file, ref[1])) is not None else set()
+        elif ref[0] == "ret":
+            out = self._returned_instances(file, ref[1], ref[2], depth)
+        elif ref[0] == "arg":
+            out = self._argument_instances(file, ref[1], ref[2], depth)
+        elif ref[0] == "conf":
+            out = set(self._config_instances(file, ref[1]))
         else:
             out = set()
         result = frozenset(out)
-        self._instances[memo] = (len(self._interesting), result)
+        self._instances[memo] = (len(self._interesting) + len(self._prepared), result)
         return result
 
     def _built_instances(self, file: Path, dotted: str, depth: int) -> set[Key]:
@@ -351,16 +372,135 @@ class ServingIndex:
         return out
 
     def _member_instances(self, file: Path, ref: Ref, depth: int) -> set[Key]:
-        """``model.<attribute>``: what the owner's class assigns to it, or the owner itself where its code does not show."""
+        """``model.<attribute>``: what the owner's class assigns to it, or the owner itself where its code does not show.
+
+        A mapping of parts holds nothing but its entries: a key it was not
+        built with is any entry whose key is not written (``"*"``), else nothing.
+        """
         out: set[Key] = set()
+        if ref[2] == "conf":  # ``configs["hift"]``: what the config builds under that key
+            return set(self._config_instances(file, f"{ref[3]}.{ref[1]}" if ref[3] else ref[1]))
         for owner_key in self.instances(file, tuple(ref[2:]), depth + 1):
             owner = self._class(owner_key)
+            container = is_container(owner_key)
             values = owner.attrs.get(ref[1], []) if owner is not None else []
+            if container and not values and owner is not None and ref[1] not in owner.attrs:
+                values = owner.attrs.get("*", [])
+            found: set[Key] = set()
             for value in values:
-                out |= self.instances(owner_key[0], value, depth + 1)
-            if not values:
+                found |= self.instances(owner_key[0], value, depth + 1)
+            out |= found
+            if not container and not found and all(v[0] == "arg" for v in values):
                 out.add(owner_key)  # a member the class's code does not show: the model itself
         return out
+
+    def _argument_instances(self, file: Path, class_qual: str, param: str, depth: int) -> set[Key]:
+        """What the project's constructions of the class pass as ``__init__``'s ``param`` (by position or keyword)."""
+        key = (file, class_qual)
+        cls = self._class(key)
+        body = cls.methods.get("__init__") if cls is not None else None
+        if body is None or param not in body.params:
+            return set()
+        position = body.params.index(param) - 1
+        pool = self._pool(file)
+        short = _short(class_qual)
+        names = {short, *self._aliases.get(short, ())}
+        self._search(pool, names, self._reach(pool, file, short))
+        out: set[Key] = set()
+        for caller in self._mentioning(pool, names):
+            facts = self.facts(caller)
+            for call in facts.helper_calls if facts is not None else ():
+                if (call.position == position if call.position >= 0 else call.keyword == param) and (
+                    key in self._resolved_all(caller, call.callee, names)
+                ):
+                    for ref in call.refs:
+                        out |= self.instances(caller, ref, depth + 1)
+        if not out and param in body.annotations:  # no construction shows it (a config shipped with the weights)
+            out = self._typed(file, body.annotations[param], self._prepared)
+        return out
+
+    def _configured(self, file: Path) -> dict[str, set[Key]]:
+        """The project classes the YAML configs under the file's project root build, by key path (``configs.py``)."""
+        pool = self._pool(file)
+        found = self._configs.get(pool.root)
+        if found is None:
+            found = self._configs[pool.root] = {}
+            for path, names in self._config_names(pool).items():
+                for dotted in sorted(names):
+                    key = self._config_class(file, dotted)
+                    if key is not None:
+                        found.setdefault(path, set()).add(key)
+        return found
+
+    def _config_names(self, pool: _Pool) -> dict[str, set[str]]:
+        """The dotted class names the configs build, read only where project code instantiates from configs:
+        the YAML files under the project root and in the directories its Hydra calls name (``config_path``)."""
+        self._search(pool, _INSTANTIATE_WORDS)
+        users = self._mentioning(pool, set(_INSTANTIATE_WORDS))
+        if not users:
+            return {}
+        directories = {pool.root}
+        for user in users:
+            data = self._read(user) or b""
+            facts = self.facts(user) if b"config_path" in data or b"config_dir" in data else None
+            for written in facts.config_dirs if facts is not None else ():
+                directory = Path(os.path.normpath(user.parent / written))
+                if directory != pool.root and pool.root not in directory.parents:
+                    directories.add(directory)
+        names: dict[str, set[str]] = {}
+        for directory in sorted(directories):
+            for path, found in self._config_targets(directory).items():
+                names.setdefault(path, set()).update(found)
+        return names
+
+    def _config_class(self, file: Path, dotted: str) -> Key | None:
+        """The project class a config's dotted name stands for; its tails are tried too, since a namespace
+        package (no ``__init__.py``: ``fish_speech/models/dac``) is located by its inner package's name."""
+        parts = dotted.split(".")
+        for start in range(len(parts) - 1):
+            hit = self.lookup(file, ".".join(parts[start:]))
+            if hit is not None and not hit[1] and self._class(hit[0]) is not None:
+                return hit[0]
+        return None
+
+    def _config_instances(self, file: Path, path: str) -> frozenset[Key]:
+        """What ``instantiate(cfg.<path>)`` builds: the classes at that key path, or at its tail (``self.cfg.model``).
+
+        Where the path holds no class but keys below it do (hyperpyyaml's
+        ``configs = load_hyperpyyaml(f)``), any class one level down.
+        """
+        configured = self._configured(file)
+        parts = path.split(".") if path else []
+        for start in range(len(parts) + 1):
+            tail = ".".join(parts[start:])
+            if tail in configured:
+                return frozenset(configured[tail])
+        below = [keys for key, keys in configured.items() if key and key.rpartition(".")[0] == path]
+        return frozenset().union(*below) if below else frozenset()
+
+    def _config_users(self, file: Path, carriers: set[Key]) -> list[Path]:
+        """The project files that instantiate from configs, where the configs build a carrier (else none)."""
+        if not any(carriers & keys for keys in self._configured(file).values()):
+            return []
+        return self._mentioning(self._pool(file), set(_INSTANTIATE_WORDS))
+
+    def _typed(self, file: Path, annotation: list[str], among: Iterable[Key]) -> set[Key]:
+        """The classes ``among`` an annotation admits: the named project class and its subclasses."""
+        types = {k for k in self._resolved_all(file, annotation) if self._class(k) is not None}
+        return {c for c in among if self._class(c) is not None and types & {c, *self.bases(c)}} if types else set()
+
+    def _returned_instances(self, file: Path, class_qual: str, method: str, depth: int) -> set[Key]:
+        """``self.<method>(...)``: what the method returns, as the class or its nearest project base defines it."""
+        key = (file, class_qual)
+        for owner in (key, *self.bases(key)):
+            cls = self._class(owner)
+            body = cls.methods.get(method) if cls is not None else None
+            if body is not None:
+                out: set[Key] = set()
+                for returned in body.returns:
+                    out |= self.instances(owner[0], returned, depth + 1)
+                return out
+        return set()
 
     def _attribute_instances(self, file: Path, class_qual: str, attribute: str, depth: int) -> set[Key]:
         """``self.<attribute>`` in a class of ``file``: what the class assigns to it."""
@@ -432,10 +572,21 @@ class ServingIndex:
             names = set(pending)
             defined = {(k[0], _short(k[1])) for k in group}
             while pending:
-                within = set().union(*(self._reach(pool, f, n) for f, n in defined if n in pending))
+                sources = [(f, n) for f, n in defined if n in pending]
+                within = set().union(*(self._reach(pool, f, n) for f, n in sources))
+                for f, n in sources:
+                    aliases = pool.aliases.get((f, n), set())
+                    self._aliases.setdefault(n, set()).update(aliases)
+                    pending |= aliases - names  # ``S3Token2Wav as S3Gen``: the importers name it so
+                    names |= aliases
+                    self._interesting |= aliases
                 self._search(pool, pending, within)
                 pending = set()
-                files = list(dict.fromkeys([*(k[0] for k in group), *self._mentioning(pool, names)]))
+                files = [
+                    *(k[0] for k in group), *self._mentioning(pool, names), *self._config_users(group[0][0], known),
+                    *self._typed_files(pool, known),
+                ]
+                files = list(dict.fromkeys(files))
                 changed = True
                 while changed:  # chains inside the files found so far, before searching for the new names
                     changed = False
@@ -448,14 +599,14 @@ class ServingIndex:
         True: a carrier was added (the files found so far are walked again).
         """
         changed = False
-        for qual, reached in self._units(file, names):
-            key = (file, qual)
+        for key, reached in [*(((file, q), r) for q, r in self._units(file, names)), *self._holders(file, known)]:
+            qual = key[1]
             children = reached & known
             for child in children:
                 self._parents.setdefault(child, set()).add(key)
             if children and key not in known:
                 known.add(key)
-                defined.add((file, _short(qual)))
+                defined.add((key[0], _short(qual)))
                 self._prepared.add(key)
                 short = _short(qual)
                 if short not in names:
@@ -479,6 +630,59 @@ class ServingIndex:
                 reached |= self.instances(file, returned)
             units.append((qual, reached))
         return units
+
+    def _typed_files(self, pool: _Pool, known: set[Key]) -> list[Path]:
+        """Files that may keep a carrier as a constructor argument typed with a project base of it (shape d).
+
+        A base that more than :data:`_MAX_TYPED_FILES` files annotate with (``PreTrainedModel``) says
+        nothing about which model is kept, and is not followed: that also bounds the cost.
+        """
+        bases = {b for k in known if self._class(k) is not None for b in self.bases(k)} - known
+        new = sorted(b for b in bases if (pool.root, b) not in self._typed_memo)
+        if new:
+            self._search(pool, {_short(b[1]) for b in new}, set().union(*(self._reach(pool, b[0], _short(b[1])) for b in new)))
+            for base in new:
+                name = _short(base[1])
+                files = [f for f in self._mentioning(pool, {name}) if f != base[0] and _annotates(self._read(f) or b"", name)]
+                self._typed_memo[(pool.root, base)] = files if len(files) <= _MAX_TYPED_FILES else []
+        return [f for b in sorted(bases) for f in self._typed_memo[(pool.root, b)]]
+
+    def _holders(self, file: Path, known: set[Key]) -> list[tuple[Key, set[Key]]]:
+        """Classes the file constructs with a carrier as an ``__init__`` argument they keep (``Model(hift=HiFT())``),
+        and classes that keep an ``__init__`` argument typed with a carrier's project base (``backbone: Backbone``)."""
+        facts = self.facts(file)
+        if facts is None:
+            return []
+        out = self._typed_holders(file, facts, known)
+        for call in facts.helper_calls:
+            children = {k for r in call.refs for k in self.instances(file, r)} & known
+            for key in sorted(self._resolved_all(file, call.callee)) if children else ():
+                if self._keeps(key, call.position, call.keyword):
+                    out.append((key, children))
+        return out
+
+    def _keeps(self, key: Key, position: int, keyword: str) -> bool:
+        """The class's ``__init__`` keeps the argument passed at ``position`` / as ``keyword`` (``self.hift = hift``)."""
+        cls = self._class(key)
+        init = cls.methods.get("__init__") if cls is not None else None
+        if cls is None or init is None:
+            return False
+        param = keyword or (init.params[position + 1] if 0 <= position < len(init.params) - 1 else "")
+        return bool(param) and any(("arg", key[1], param) in refs for refs in cls.attrs.values())
+
+    def _typed_holders(self, file: Path, facts: ServingFacts, known: set[Key]) -> list[tuple[Key, set[Key]]]:
+        """Classes of the file keeping an ``__init__`` argument typed with a carrier's class or base."""
+        out: list[tuple[Key, set[Key]]] = []
+        for qual, cls in facts.classes.items():
+            init = cls.methods.get("__init__")
+            if init is None or not init.annotations:
+                continue
+            kept = {r[2] for refs in cls.attrs.values() for r in refs if r[0] == "arg" and r[1] == qual}
+            for param in sorted(kept & set(init.annotations)):
+                children = self._typed(file, init.annotations[param], known)
+                if children:
+                    out.append(((file, qual), children))
+        return out
 
     def carriers(self, start: Key) -> set[Key]:
         """``start`` and every project class or function that builds it, directly or through others."""
@@ -514,12 +718,18 @@ class ServingIndex:
         memo = self._construction.get(start)
         if memo is not None:
             return memo
-        builders = {k for k in self.carriers(start) if self._class(k) is not None}
+        carriers = self.carriers(start)
+        builders = {k for k in carriers if self._class(k) is not None}
         family = set(builders)
         for key in builders:
             family.update(self.bases(key))
         reached: set[str] = set()
         pending = set(_CONSTRUCTION)
+        for key in carriers - builders:  # a factory building it: ``return CausalConvNet(...).weight_norm()``
+            function = self._function(key)
+            calls = function.calls - function.guarded if function is not None else set()
+            reached |= calls
+            pending |= calls
         while pending:
             name = pending.pop()
             for key in family:
@@ -551,16 +761,20 @@ class ServingIndex:
         folding = self._folding_methods(family)
         self._search(pool, folding)
         names = {_short(k[1]) for k in carriers} | folding
-        files = [f for f in dict.fromkeys([start[0], *self._mentioning(pool, names)]) if not is_test_file(f)]
+        names |= {a for n in list(names) for a in self._aliases.get(n, ())}
+        files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers)]
+        files = [f for f in dict.fromkeys(files) if not is_test_file(f)]
         live = self._live_methods(files)
-        sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
             facts = self.facts(file)
             if facts is None:
                 continue
             if self._folded_in(file, facts, carriers, folding):
                 return None  # folded on the way
-            sites.extend(s for s in self._inference_sites(file, facts, carriers) if self._runs(start, s[1], s[2], carriers))
+            found.extend(self._inference_sites(file, facts, carriers))
+        parts = _parts_read(found)
+        sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
         if self._removal_method_called(family, folding, live):
             return None
         chained, why = self._method_folds(files, carriers, family, folding, live)
@@ -578,7 +792,20 @@ class ServingIndex:
                 f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
                 "`wnaudit.fold_weight_norm` on it or on each of its `modules()`, a project function given it that folds it)"
             )
-        return Served(file, use, uncalled, _short(start[1]), why)
+        return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers))
+
+    def _part_target(self, use: Use, reached: frozenset[Key], carriers: set[Key]) -> str:
+        """``model["decoder"]`` where the site's model is a mapping of parts: the fold API takes a module, not a dict."""
+        if not reached or not all(is_container(key) for key in reached):
+            return ""
+        root = use.target.rsplit("[", 1)[0] if use.target.endswith("]") else use.target
+        for key in sorted(reached):
+            cls = self._class(key)
+            children = [c for c in carriers if key in self._parents.get(c, set())]
+            for name, refs in sorted(cls.attrs.items()) if cls is not None else ():
+                if name != "*" and any(_names(r, c) or c in self.instances(key[0], r) for r in refs for c in children):
+                    return f'{root}["{name}"]'
+        return root
 
     def _family(self, classes: set[Key]) -> set[Key]:
         """The classes and every project class they inherit from."""
@@ -736,21 +963,33 @@ class ServingIndex:
         if ref[0] == "attr":
             facts = self.facts(file)
             owner = facts.classes.get(ref[1]) if facts is not None else None
-            return owner is None or not owner.attrs.get(ref[2])
+            values = owner.attrs.get(ref[2]) if owner is not None else None
+            # ``self.model = model`` in ``__init__``: unresolved while no construction shows what it is given
+            return not values or all(v[0] == "arg" and not self.instances(file, v) for v in values)
         if ref[0] == "sub":
             return self._unresolved(file, tuple(ref[2:]))
         return True
 
-    def _runs(self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key]) -> bool:
+    def _runs(
+        self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key], parts: "dict[Key, set[str]] | None" = None,
+    ) -> bool:
         """Does the inference entry at ``use`` execute the weight norm applied in ``start`` (issue 22, shape c)?
 
         The model runs what the code around the site uses of it; a carrier
         held only in attributes nothing on that path reads (discriminators
         beside the generator in a training module) is never executed.
-        Where the code does not show what runs, everything held counts.
+        Where the code does not show what runs, everything held counts; but a
+        mapping of parts put in eval mode whole (``[model[k].eval() for k in
+        model]``) runs the parts that the project's inference code reads of it
+        elsewhere, where some does (shape d: ``parts``).
         """
-        if use.whole or use.kind == "capture":
+        if use.kind == "capture":
             return True
+        if use.whole:
+            known = parts or {}
+            if not reached or not all(key in known for key in reached):
+                return True
+            return any(self._class_runs(start, key, tuple(sorted(known[key])), carriers) for key in sorted(reached))
         return any(self._class_runs(start, key, use.members, carriers) for key in sorted(reached))
 
     def _class_runs(self, start: Key, key: Key, members: tuple[str, ...], carriers: set[Key]) -> bool:
@@ -770,8 +1009,8 @@ class ServingIndex:
                 name for name, refs in view.attrs.items()
                 if any(_names(ref, child) or child in self.instances(file, ref) for file, ref in refs)
             }
-            if not holding or holding & read:
-                return True
+            if not holding or holding & read or ("*" in holding and read):
+                return True  # ``"*"``: a mapping entry under a key not written, any key read may be it
         return not children
 
     def _removal_method_called(self, family: set[Key], folding: set[str], live: set[str]) -> bool:
@@ -889,6 +1128,8 @@ class ServingIndex:
 
 
 _QUOTES = frozenset(b"'\"")
+#: Last parts of ``catalogue.CONFIG_INSTANTIATORS``: a file that calls one is read when a config builds a carrier.
+_INSTANTIATE_WORDS = tuple(sorted({name.rpartition(".")[2] for name in catalogue.CONFIG_INSTANTIATORS}))
 
 
 def _names_in_code(data: bytes, word: bytes) -> bool:
@@ -925,6 +1166,32 @@ def _imported_modules(data: bytes) -> set[str]:
 
 def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
+
+
+#: A project base more files than this annotate parameters with is too general to say which model is kept.
+_MAX_TYPED_FILES = 8
+
+
+def _annotates(data: bytes, name: str) -> bool:
+    """The file types a parameter with ``name`` (``backbone: Backbone``, ``Optional[Backbone]``)."""
+    return re.search(rb":\s*(?:[\w.]*\[)?(?:\w+\.)*" + re.escape(name.encode("utf-8")) + rb"\b", data) is not None
+
+
+def is_container(key: Key) -> bool:
+    """A mapping of model parts that ``facts.py`` records as a class of its own (``<Munch@12:5>``)."""
+    return _short(key[1]).startswith("<")
+
+
+def _parts_read(found: list[tuple[Path, Use, frozenset[Key]]]) -> dict[Key, set[str]]:
+    """Per mapping of parts: the members inference code reads of it where that code shows them (shape d)."""
+    parts: dict[Key, set[str]] = {}
+    for _, use, reached in found:
+        if use.whole or use.kind == "capture":
+            continue
+        for key in reached:
+            if is_container(key):
+                parts.setdefault(key, set()).update(use.members)
+    return parts
 
 
 def _names(ref: Ref, key: Key) -> bool:

@@ -1,0 +1,83 @@
+"""Classes a project's YAML configs name for instantiation, by where they sit (issue 22, shape d).
+
+``model = hydra.utils.instantiate(cfg)`` builds the class the config's
+top-level ``_target_`` names; ``instantiate(cfg.generator)`` the one under
+``generator:``; hyperpyyaml's ``hift: !new:pkg.hifigan.HiFTGenerator`` builds
+``configs["hift"]`` when ``load_hyperpyyaml`` reads it; jsonargparse and
+Lightning spell the key ``class_path``.  The serving code names none of these
+classes, so WN110 reads the configs beside it.  The core install has no YAML
+parser, and none is needed: a line scan of keys and their indentation gives
+each class's key path, which is all the question asks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+
+from .walk import skipped, too_big
+
+logger = logging.getLogger(__name__)
+
+#: A project with more config files than this is read up to it (the rest is data, not model configs).
+MAX_CONFIG_FILES = 2_000
+_SUFFIXES = (".yaml", ".yml")
+_LINE = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[A-Za-z0-9_.\-]+)\s*:\s*(?P<value>.*?)\s*$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+#: Keys whose value is the class built from the mapping they sit in.
+_CLASS_KEYS = frozenset({"_target_", "class_path"})
+_NEW_TAG = "!new:"
+
+#: Key path ("" for the top level, ``generator``, ``model.decoder``) -> the dotted class names built there.
+Targets = dict[str, set[str]]
+
+
+def config_targets(root: Path) -> Targets:
+    """What the YAML files under ``root`` build, by key path (walked as the project's Python files are)."""
+    found: Targets = {}
+    count = 0
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not skipped(d))
+        for name in sorted(files):
+            if not name.endswith(_SUFFIXES):
+                continue
+            count += 1
+            if count > MAX_CONFIG_FILES:
+                logger.debug("%s: more than %d config files; the rest are not read for WN110", root, MAX_CONFIG_FILES)
+                return found
+            path = os.path.join(directory, name)
+            if too_big(path):
+                continue
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    scan(handle.read(), found)
+            except OSError as error:
+                logger.debug("%s: not read: %s", path, error)
+    return found
+
+
+def plain_targets(found: Targets) -> dict[str, list[str]]:
+    """``found`` as plain JSON (sorted lists): how a record of derived answers keeps and compares it."""
+    return {path: sorted(names) for path, names in sorted(found.items())}
+
+
+def scan(text: str, found: Targets) -> None:
+    """Add the classes one YAML text builds to ``found``: each ``_target_``/``class_path``/``!new:`` by its key path."""
+    stack: list[tuple[int, str]] = []
+    for line in text.splitlines():
+        stripped = line.split(" #", 1)[0].rstrip()
+        match = _LINE.match(stripped)
+        if match is None or stripped.lstrip().startswith("#"):
+            continue
+        indent = len(match["indent"]) + (2 if stripped.lstrip().startswith("- ") else 0)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        key, value = match["key"], match["value"].strip("'\"")
+        parent = ".".join(k for _, k in stack)
+        if key in _CLASS_KEYS and _DOTTED.match(value):
+            found.setdefault(parent, set()).add(value)
+        elif value.startswith(_NEW_TAG) and _DOTTED.match(value[len(_NEW_TAG):].split()[0] if value[len(_NEW_TAG):] else ""):
+            found.setdefault(f"{parent}.{key}" if parent else key, set()).add(value[len(_NEW_TAG):].split()[0])
+        stack.append((indent, key))
