@@ -40,12 +40,12 @@ import json
 import logging
 import os
 import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..common.cache import Kind, key_of
+from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, stat_key, take_stamp
+from ..common.cache import same_stat as _same_stat
 
 from .content import ContentFacts, defined_names, encode, facts_of
 from .project import list_kinds
@@ -84,50 +84,10 @@ def definitions_key(names: frozenset[str]) -> str:
     return _short_hash(",".join(sorted(names)))
 
 
-#: A file whose mtime or ctime is less than this much older than the moment its stat was taken is "racily
-#: clean" (git's word): a change right after could keep every timestamp (coarse clocks, 1-2 s file systems),
-#: so its stat never vouches for its bytes and it is read again.
-RACY_NS = 3_000_000_000
-#: A stat key: [size, mtime_ns, ctime_ns, inode, device, digest of the bytes read after that stat].
-StatKey = list
-
-
-class Stamp(NamedTuple):
-    """A file's ``os.stat`` and the wall clock just before it: taken *before* its bytes are read."""
-
-    clock_ns: int
-    status: os.stat_result
-
-
 def stamp(path: str) -> Stamp | None:
     """The stamp of a regular file (None: anything else, or no stat)."""
-    clock = time.time_ns()
-    try:
-        status = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return Stamp(clock, status) if stat.S_ISREG(status.st_mode) else None
-
-
-def stat_key(taken: Stamp, digest: str) -> StatKey | None:
-    """What vouches for ``digest`` in a later run (None: racily clean, never vouched for).
-
-    Sound because the kernel sets ``st_ctime`` on every change of a file's
-    bytes or metadata and no user call can set it back: a file that changed
-    after the stamp has a later ctime (its clock had passed the stamp's ctime
-    by ``RACY_NS``), and one replaced by another has a new inode or ctime.
-    """
-    status = taken.status
-    if max(status.st_mtime_ns, status.st_ctime_ns) > taken.clock_ns - RACY_NS:
-        return None
-    return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev, digest]
-
-
-def _same_stat(entry: StatKey, status: os.stat_result) -> bool:
-    return (
-        entry[0] == status.st_size and entry[1] == status.st_mtime_ns and entry[2] == status.st_ctime_ns
-        and entry[3] == status.st_ino and entry[4] == status.st_dev
-    )
+    taken = take_stamp(path)
+    return taken if taken is not None and stat.S_ISREG(taken.status.st_mode) else None
 
 
 class _Disk:
@@ -283,7 +243,7 @@ def _parse_record(document: Any) -> _Record | None:
 
 def _stat_entry(value: Any) -> StatKey:
     """A stored ``StatKey``, checked for its shape (``ValueError`` otherwise: the record is not believed)."""
-    if not (isinstance(value, list) and len(value) == 6 and all(type(v) is int for v in value[:5]) and isinstance(value[5], str)):
+    if not is_stat_key(value):
         raise ValueError("not a stat key")
     return value
 
