@@ -294,6 +294,9 @@ def list_kinds(directory: str) -> dict[str, int] | None:
     """Entry name -> _FILE/_DIR bits (links followed, as ``os.path.isfile`` does); ``{}``: not a directory.
 
     None when the directory cannot be listed: callers then ask ``stat`` per name.
+    Only names an import can ask about are kept (``_importable``): the listing is
+    also an observation of the kept cross-file answers, and a ``.ruff_cache`` or a
+    ``README.md`` appearing in a project root must not drop them.
     """
     listing: dict[str, int] = {}
     try:
@@ -303,13 +306,21 @@ def list_kinds(directory: str) -> dict[str, int] | None:
                     kind = (_FILE if entry.is_file() else 0) | (_DIR if entry.is_dir() else 0)
                 except OSError:
                     kind = _FILE | _DIR  # unknown: let ``stat`` decide
-                if kind:
+                if kind and _importable(entry.name):
                     listing[entry.name] = kind
     except (FileNotFoundError, NotADirectoryError):
         return {}
     except OSError:
         return None
     return listing
+
+
+def _importable(name: str) -> bool:
+    """Whether ``_module_under`` can ask for this entry: a package or module name, or one with a source suffix."""
+    for suffix in _SOURCE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)].isidentifier()
+    return name.isidentifier()
 
 
 # -- which files can matter, decided from their bytes ------------------------
