@@ -144,7 +144,10 @@ def same_stat(entry: StatKey, status: os.stat_result) -> bool:
 
 def is_stat_key(value: Any) -> bool:
     """A stored ``StatKey`` of the right shape (five integers and a text)."""
-    return isinstance(value, list) and len(value) == 6 and all(type(v) is int for v in value[:5]) and isinstance(value[5], str)
+    return (  # unrolled: a warm run checks tens of thousands
+        type(value) is list and len(value) == 6 and type(value[0]) is int and type(value[1]) is int
+        and type(value[2]) is int and type(value[3]) is int and type(value[4]) is int and type(value[5]) is str
+    )
 
 
 def version_key() -> str:

@@ -44,11 +44,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, stat_key, take_stamp
-from ..common.cache import same_stat as _same_stat
+from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, same_stat, stat_key, take_stamp
 
 from .content import ContentFacts, defined_names, encode, facts_of
-from .project import list_kinds
+from .project import list_kinds_and_links
 from .serving.walk import project_file_names
 from .summary_cache import SummaryCache
 from .syntax_cache import digest_of
@@ -90,6 +89,10 @@ def stamp(path: str) -> Stamp | None:
     return taken if taken is not None and stat.S_ISREG(taken.status.st_mode) else None
 
 
+#: The digest field of a directory's stat key: its listing (``Observations.listings``) is the recorded one.
+_LISTED = "listed"
+
+
 class _Disk:
     """The files as a check reads them: each read and digested once, however many observations name it.
 
@@ -113,7 +116,7 @@ class _Disk:
         if taken is None:
             return content_digest(read_source_file(path))
         entry = self.known.get(path)
-        if entry is not None and _same_stat(entry, taken.status):
+        if entry is not None and same_stat(entry, taken.status):
             self.fresh[path] = entry
             return entry[5]  # type: ignore[no-any-return]
         digest = content_digest(read_source_file(path))
@@ -121,6 +124,25 @@ class _Disk:
         if key is not None:
             self.fresh[path] = key
         return digest
+
+    def same_listing(self, path: str, seen: dict[str, int] | None) -> bool:
+        """``list_kinds(path) == seen``; not listed again while the directory's stat is the one keyed with that listing.
+
+        Adding, removing or renaming an entry sets a directory's mtime and ctime; a
+        listing with a link is never keyed (a link's target changes without it).
+        """
+        taken = take_stamp(path)
+        entry = self.known.get(path)
+        if taken is not None and entry is not None and entry[5] == _LISTED and same_stat(entry, taken.status):
+            self.fresh[path] = entry
+            return True
+        listing, links = list_kinds_and_links(path)
+        if listing != seen:
+            return False
+        key = stat_key(taken, _LISTED) if taken is not None and listing and not links else None
+        if key is not None:
+            self.fresh[path] = key
+        return True
 
     def same_facts(self, path: str, seen: list) -> bool:
         """The bytes are the ones seen, or their flags and imports are (an edit inside a function changes nothing here)."""
@@ -192,7 +214,7 @@ class Observations:
             "files": lambda key, seen: os.path.isfile(key) == seen,
             "dirs": lambda key, seen: os.path.isdir(key) == seen,
             "exists": lambda key, seen: os.path.exists(key) == seen,
-            "listings": lambda key, seen: list_kinds(key) == seen,
+            "listings": disk.same_listing,  # type: ignore[dict-item]
             "contents": disk.same_facts,  # type: ignore[dict-item]
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
@@ -329,7 +351,7 @@ class DerivedAnswers:
 
     def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
         """The stat keys worth keeping: of the files the observations name (this run's first)."""
-        named = set().union(*(getattr(observed, kind) for kind in ("contents", "definitions", "reads", "serving_reads")))
+        named = set().union(*(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads")))
         merged = {**self._stats_known, **self._stats}
         return {path: merged[path] for path in sorted(named & merged.keys())}
 
