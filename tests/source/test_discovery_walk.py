@@ -22,7 +22,7 @@ from wnaudit.common.config import Config
 from wnaudit.exported.sniff import looks_like_exported_program
 
 
-def _reference_walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], Path], None], memo: object = None) -> None:
+def _reference_walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], Path], None]) -> None:
     real_root = os.path.realpath(root)
     for directory, dirnames, filenames in os.walk(root):
         base = Path(directory)

@@ -166,7 +166,7 @@ def check(
     _check_arguments(paths, fix=fix, diff=diff, output=output)
     config = _load_config(paths, config_path, select=select, extend_select=extend_select, ignore=ignore,
                           exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude)
-    inputs = discover(list(paths), config, cache=not no_cache)
+    inputs = discover(list(paths), config)
     if output is not None and (len(inputs.checkpoints) + len(inputs.exported) != 1 or inputs.sources):
         raise click.UsageError("-o/--output works with exactly one checkpoint or exported-program input")
     options = RunOptions(

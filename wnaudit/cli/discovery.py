@@ -19,11 +19,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..checkpoint.sniff import CHECKPOINT_SUFFIXES, INDEX_SUFFIX, _LEGACY_TORCH_MAGIC, _ZIP_MAGIC, is_checkpoint_name, looks_like_checkpoint
-from ..common.cache import CacheStore
 from ..common.config import Config
 from ..common.findings import InputError
 from ..exported.sniff import looks_like_exported_program
-from .walk_cache import WalkMemo
 
 logger = logging.getLogger(__name__)
 
@@ -57,17 +55,15 @@ def _inside(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def discover(paths: Sequence[Path], config: Config, cache: bool = False) -> Inputs:
+def discover(paths: Sequence[Path], config: Config) -> Inputs:
     """Sort inputs into source files and checkpoints, in a deterministic order.
 
     ruff's exclusion model: a path named on the command line is linted even
     if an exclude pattern matches it, unless ``config.force_exclude``
     (``--force-exclude``, which the pre-commit hooks pass because pre-commit
     names every file); inside a named directory every entry is tested, and
-    an excluded directory is not entered.  ``cache``: reuse the listings and
-    sniff verdicts of earlier walks that still hold (``walk_cache.py``).
+    an excluded directory is not entered.
     """
-    store = CacheStore.open(cache) if cache else None
     found = Inputs()
     seen: dict[tuple[int, int] | Path, tuple[list[Path], int]] = {}
 
@@ -88,10 +84,7 @@ def discover(paths: Sequence[Path], config: Config, cache: bool = False) -> Inpu
             logger.debug("%s: excluded (--force-exclude)", path)
             continue
         if path.is_dir():
-            memo = WalkMemo.open(store, str(path)) if store is not None else None
-            _walk(path, config, found, add, memo)
-            if memo is not None:
-                memo.save()
+            _walk(path, config, found, add)
         elif path.suffix in SOURCE_SUFFIXES:
             add(found.sources, path)
         elif not path.exists() and not path.is_symlink():
@@ -105,8 +98,6 @@ def discover(paths: Sequence[Path], config: Config, cache: bool = False) -> Inpu
         else:
             # Unreadable: let the checkpoint reader give the precise error.
             add(found.checkpoints, path)
-    if store is not None:
-        store.save()
     return found
 
 
@@ -118,23 +109,19 @@ def _exported_program(path: Path) -> bool:
         return False
 
 
-def _walk(
-    root: Path, config: Config, found: Inputs, add: Callable[[list[Path], Path], None], memo: WalkMemo | None = None,
-) -> None:
+def _walk(root: Path, config: Config, found: Inputs, add: Callable[[list[Path], Path], None]) -> None:
     """Every entry under ``root`` in ``os.walk``'s order (top down, sorted, directory links not entered).
 
     Built for trees of tens of thousands of files: names stay text until an
     entry is kept, links are told from the directory listing, and a file
     that is not Python source is opened once, its first bytes deciding
-    whether it can be a checkpoint or an exported program at all.  With a
-    ``memo`` an unchanged directory is not listed again, and a file its first
-    bytes ruled out, unchanged since, is not opened again.
+    whether it can be a checkpoint or an exported program at all.
     """
     real_root = os.path.realpath(root)
     pending = [str(root)]
     while pending:
         directory = pending.pop()
-        listed = _list(directory) if memo is None else memo.listing(directory, _list)
+        listed = _list(directory)
         if listed is None:
             continue
         dirs, files = listed
@@ -144,7 +131,7 @@ def _walk(
             if name.endswith(_OWN_SUFFIXES) or config.is_excluded_entry(name, text, root):
                 continue
             outside = is_link and not _inside(os.path.realpath(text), real_root)
-            _take(text, name, outside, regular, found, add, (memo, directory))
+            _take(text, name, outside, regular, found, add)
         pending.extend(d for d in reversed(entered) if not os.path.islink(d))
 
 
@@ -178,7 +165,6 @@ def _is_regular(entry: os.DirEntry[str]) -> bool:
 
 def _take(
     text: str, name: str, outside: bool, regular: bool, found: Inputs, add: Callable[[list[Path], Path], None],
-    memo: tuple[WalkMemo | None, str] = (None, ""),
 ) -> None:
     """Sort one walked file: source, exported program, checkpoint, or nothing (a ``Path`` only for what is kept)."""
     suffix = _suffix(name)
@@ -188,9 +174,9 @@ def _take(
             return
         add(found.sources, Path(text))
         return
+    head = _head(text) if regular else b""  # a device or FIFO is never opened (the sniffers refuse them too)
     by_name = _checkpoint_name(name, suffix)
-    head = _first_bytes(text, name, by_name, memo) if regular else b""  # a device or FIFO is never opened
-    if head is None or not (by_name or _may_be_checkpoint(head)):  # neither sniffer can say yes (an exported program is a zip)
+    if not (by_name or _may_be_checkpoint(head)):  # neither sniffer can say yes (an exported program is a zip)
         return
     candidate = Path(text)
     if head[:4] == _ZIP_MAGIC and _exported_program(candidate):
@@ -201,20 +187,6 @@ def _take(
         return
     if outside:
         found.read_only.add(candidate)
-
-
-def _first_bytes(text: str, name: str, by_name: bool, memo: tuple[WalkMemo | None, str]) -> bytes | None:
-    """A regular file's first bytes; None when a memo says they ruled it out and its stat is unchanged since."""
-    keeper, directory = memo
-    if keeper is None or by_name:
-        return _head(text)
-    ruled, taken = keeper.ruled_out(directory, name, text)
-    if ruled:
-        return None
-    head = _head(text)
-    if not _may_be_checkpoint(head):
-        keeper.rule_out(directory, name, taken)
-    return head
 
 
 def _checkpoint_name(name: str, suffix: str) -> bool:
