@@ -66,3 +66,19 @@ def test_a_run_with_kept_answers_computes_nothing_ahead(tmp_path: Path, cache_di
     engine.lint_files(paths, RunOptions(jobs=2))
     engine.lint_files(paths, RunOptions(jobs=2))
     assert submitted[0] is not None and submitted[1] is None  # the first run had nothing kept; the second has
+
+
+def _failing(task: object) -> object:
+    raise MemoryError("a worker out of memory")
+
+
+def test_a_failed_chunk_is_computed_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _many(tmp_path)
+    alone = _answer(paths, cache=False)
+    monkeypatch.setattr(scan, "AHEAD_FILES", 4)
+    monkeypatch.setattr(scan, "facts_of_paths", _failing)  # the forked workers run it too
+    computed = _computed_here(monkeypatch)
+    result = engine.lint_files(paths, RunOptions(jobs=2, cache=False))
+    answer = [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
+    assert answer == alone
+    assert len(computed) >= len(paths)

@@ -187,8 +187,13 @@ class _FactsAhead:
     def take(self, index: int, workspace: Workspace) -> None:
         """The answers of the chunk holding ``index`` (waited for) and of every chunk already done."""
         while self._futures and (self._futures[-1][0] <= index or self._futures[-1][1].done()):
-            _, future = self._futures.pop()
-            for found in future.result():
+            start, future = self._futures.pop()
+            try:
+                answers = future.result()
+            except Exception as error:  # a worker lost (killed, out of memory): the prefilter computes them itself
+                logger.debug("byte facts of inputs %d+ not computed ahead: %r", start, error)
+                continue
+            for found in answers:
                 if found is not None:
                     workspace.facts_ahead[found[0]] = found[1]
 
