@@ -82,3 +82,23 @@ def test_a_failed_chunk_is_computed_here(tmp_path: Path, monkeypatch: pytest.Mon
     answer = [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
     assert answer == alone
     assert len(computed) >= len(paths)
+
+
+def test_a_dropped_record_with_cached_facts_computes_nothing_ahead(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new module drops the kept answers, but the cache still holds every other file's byte facts: no work ahead."""
+    paths = _many(tmp_path)
+    monkeypatch.setattr(scan, "AHEAD_FILES", 4)
+    started: list[object] = []
+    real = scan._FactsAhead.start
+
+    def counted(files: object, analyses: object) -> object:
+        found = real(files, analyses)  # type: ignore[arg-type]
+        started.append(found)
+        return found
+
+    monkeypatch.setattr(scan._FactsAhead, "start", counted)
+    first = engine.lint_files(paths, RunOptions(jobs=2))
+    (paths[0].parent / "added.py").write_text("x = 1\n")  # the package's listing changes: the record is checked and dropped
+    again = engine.lint_files(paths, RunOptions(jobs=2))
+    assert [f.message for f in again.findings] == [f.message for f in first.findings]
+    assert started[0] is not None and started[1] is None

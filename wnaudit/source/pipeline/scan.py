@@ -73,6 +73,8 @@ def facts_of_paths(task: tuple[list[str], int]) -> list[tuple[bytes, ContentFact
 AHEAD_FILES = 512
 #: Files per worker task of ``_FactsAhead`` (a task's answer is one pickle).
 AHEAD_CHUNK = 64
+#: Inputs whose cached byte facts show that the cache knows the tree (a record dropped by an edit, not a first run).
+AHEAD_SAMPLE = 3
 
 
 def scan_all(
@@ -159,6 +161,20 @@ class _Analyses:
             self._started.shutdown(wait=True, cancel_futures=True)
 
 
+def _facts_cached(sample: Sequence[Path], max_bytes: int, workspace: Workspace) -> bool:
+    """Whether the cache holds the byte facts of one of these inputs (a dropped record: the facts are there, no work ahead)."""
+    if workspace.cache is None:
+        return False
+    for path in sample:
+        try:
+            data = read_source(path, max_bytes)
+        except (OSError, SourceError):
+            continue
+        if isinstance(data, bytes) and workspace.cache.get_facts(digest_of(data)) is not None:
+            return True
+    return False
+
+
 class _FactsAhead:
     """Byte facts of the inputs, computed by the workers in chunks while the prefilter works through them.
 
@@ -175,7 +191,7 @@ class _FactsAhead:
     def start(cls, files: Sequence[Path], analyses: _Analyses) -> _FactsAhead | None:
         workspace = analyses.workspace
         kept = workspace.derived is not None and bool(workspace.derived.scan)
-        if analyses.workers < 2 or len(files) < AHEAD_FILES or kept:
+        if analyses.workers < 2 or len(files) < AHEAD_FILES or kept or _facts_cached(files[:AHEAD_SAMPLE], analyses.max_bytes, workspace):
             return None
         pool = analyses.pool()
         futures = [
