@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.source.test_derived_cache import MID, SERVE, _answer, _voc
+from wnaudit.common import cache
 from wnaudit.source import derived_cache
 from wnaudit.source.derived_cache import Stamp, stamp, stat_key
 
@@ -33,7 +34,7 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_warm_check_reads_no_file_whose_stat_is_recorded(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(derived_cache, "RACY_NS", 0)  # the files were just written: key them anyway
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # the files were just written: key them anyway
     package = _voc(tmp_path)
     paths = sorted(package.glob("*.py"))
     cold = _answer(paths, cache=False)
@@ -45,7 +46,7 @@ def test_a_warm_check_reads_no_file_whose_stat_is_recorded(tmp_path: Path, cache
 
 def test_a_change_that_keeps_size_and_mtime_is_seen(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Same size, mtime set back: the ctime (set by the kernel, never by a user) still differs, so the file is read."""
-    monkeypatch.setattr(derived_cache, "RACY_NS", 0)
+    monkeypatch.setattr(cache, "RACY_NS", 0)
     package = _voc(tmp_path)
     paths = sorted(package.glob("*.py"))
     _answer(paths)
@@ -62,7 +63,7 @@ def test_a_change_that_keeps_size_and_mtime_is_seen(tmp_path: Path, cache_dir: P
 
 
 def test_a_replaced_file_is_read_again(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(derived_cache, "RACY_NS", 0)
+    monkeypatch.setattr(cache, "RACY_NS", 0)
     package = _voc(tmp_path)
     paths = sorted(package.glob("*.py"))
     _answer(paths)
@@ -81,7 +82,7 @@ def test_a_racily_clean_file_is_never_keyed(tmp_path: Path) -> None:
     taken = stamp(str(path))
     assert taken is not None
     assert stat_key(taken, "00") is None  # changed within RACY_NS of its stamp
-    later = Stamp(taken.clock_ns + derived_cache.RACY_NS + 1, taken.status)
+    later = Stamp(taken.clock_ns + cache.RACY_NS + 1, taken.status)
     assert stat_key(later, "00") == [
         taken.status.st_size, taken.status.st_mtime_ns, taken.status.st_ctime_ns, taken.status.st_ino, taken.status.st_dev, "00",
     ]

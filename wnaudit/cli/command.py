@@ -17,9 +17,7 @@ from typing import Any, Sequence
 import click
 
 from .. import __version__
-from ..bench.command import bench
 from ..common.config import Config, ConfigError, load_config
-from ..exported import audit_exported_programs
 from .discovery import Inputs, discover
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
@@ -33,13 +31,28 @@ from ..report.sanitize import encodable, sanitize
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
+#: Subcommands registered on first use (``_DefaultCommandGroup.get_command``).
+_LAZY_COMMANDS = ("bench",)
+
+
 class _DefaultCommandGroup(click.Group):
     """A group whose default command is ``check``: ``wnaudit PATHS`` == ``wnaudit check PATHS``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or args[0] not in self.commands and args[0] not in ("--version",):
+        if not args or args[0] not in self.commands and args[0] not in (*_LAZY_COMMANDS, "--version"):
             args = ["check", *args]
         return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """``bench`` is imported when asked for (a lint run never needs it: ~12 ms of every run's start)."""
+        if cmd_name in _LAZY_COMMANDS and cmd_name not in self.commands:
+            from ..bench.command import bench
+
+            self.add_command(bench)
+        return super().get_command(ctx, cmd_name)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         guard_standard_streams()  # first: a usage error on a closed stderr still exits 2
@@ -239,8 +252,10 @@ def _run_engines(inputs: Inputs, options: RunOptions) -> RunResult:
         from ..checkpoint import audit_checkpoints
 
         result.extend(audit_checkpoints(inputs.checkpoints, options))
-    # torch.export archives and AOTInductor packages: read without torch (none: nothing done)
-    result.extend(audit_exported_programs(inputs.exported, options))
+    if inputs.exported:  # torch.export archives and AOTInductor packages: read without torch
+        from ..exported import audit_exported_programs
+
+        result.extend(audit_exported_programs(inputs.exported, options))
     result.findings = [f for f in result.findings if options.config.enabled(f.code, f.path)]
     return result
 
@@ -371,7 +386,7 @@ def _explain(code: str) -> int:
     return EXIT_CLEAN
 
 
-main.add_command(bench)  # imports torch only when it runs: the lint must never import it
+# ``bench`` is added on first use (``_LAZY_COMMANDS``); it imports torch only when it runs: the lint must never import it
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -48,7 +48,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +93,61 @@ def code_fingerprint() -> str:
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+#: A file whose mtime or ctime is less than this much older than the moment its stat was taken is "racily
+#: clean" (git's word): a change right after could keep every timestamp (coarse clocks, 1-2 s file systems),
+#: so its stat never vouches for what was read and it is read again.
+RACY_NS = 3_000_000_000
+#: A stat key: [size, mtime_ns, ctime_ns, inode, device, digest of what was read after that stat].
+StatKey = list
+
+
+class Stamp(NamedTuple):
+    """A path's ``os.stat`` and the wall clock just before it: taken *before* its bytes (or entries) are read."""
+
+    clock_ns: int
+    status: os.stat_result
+
+
+def take_stamp(path: str) -> Stamp | None:
+    """The stamp of ``path``, links followed, whatever it is (None: no stat)."""
+    clock = time.time_ns()
+    try:
+        return Stamp(clock, os.stat(path))
+    except (OSError, ValueError):
+        return None
+
+
+def stat_key(taken: Stamp, digest: str) -> StatKey | None:
+    """What vouches for ``digest`` in a later run (None: racily clean, never vouched for).
+
+    Sound because the kernel sets ``st_ctime`` on every change of a file's
+    bytes or metadata (of a directory's entries) and no user call can set it
+    back: a path that changed after the stamp has a later ctime (its clock had
+    passed the stamp's ctime by ``RACY_NS``), and one replaced by another has a
+    new inode or ctime.  Every cache that trusts a stat uses this one rule.
+    """
+    status = taken.status
+    if max(status.st_mtime_ns, status.st_ctime_ns) > taken.clock_ns - RACY_NS:
+        return None
+    return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev, digest]
+
+
+def same_stat(entry: StatKey, status: os.stat_result) -> bool:
+    """Whether ``status`` is the one ``entry`` recorded (its digest aside)."""
+    return (
+        entry[0] == status.st_size and entry[1] == status.st_mtime_ns and entry[2] == status.st_ctime_ns
+        and entry[3] == status.st_ino and entry[4] == status.st_dev
+    )
+
+
+def is_stat_key(value: Any) -> bool:
+    """A stored ``StatKey`` of the right shape (five integers and a text)."""
+    return (  # unrolled: a warm run checks tens of thousands
+        type(value) is list and len(value) == 6 and type(value[0]) is int and type(value[1]) is int
+        and type(value[2]) is int and type(value[3]) is int and type(value[4]) is int and type(value[5]) is str
+    )
 
 
 def version_key() -> str:

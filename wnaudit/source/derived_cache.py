@@ -40,16 +40,15 @@ import json
 import logging
 import os
 import stat
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..common.cache import Kind, key_of
+from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, same_stat, stat_key, take_stamp
 
 from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
-from .project import list_kinds
+from .project import list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
 from .serving.walk import project_file_names
@@ -97,50 +96,14 @@ def definitions_key(names: frozenset[str]) -> str:
     return _short_hash(",".join(sorted(names)))
 
 
-#: A file whose mtime or ctime is less than this much older than the moment its stat was taken is "racily
-#: clean" (git's word): a change right after could keep every timestamp (coarse clocks, 1-2 s file systems),
-#: so its stat never vouches for its bytes and it is read again.
-RACY_NS = 3_000_000_000
-#: A stat key: [size, mtime_ns, ctime_ns, inode, device, digest of the bytes read after that stat].
-StatKey = list
-
-
-class Stamp(NamedTuple):
-    """A file's ``os.stat`` and the wall clock just before it: taken *before* its bytes are read."""
-
-    clock_ns: int
-    status: os.stat_result
-
-
 def stamp(path: str) -> Stamp | None:
     """The stamp of a regular file (None: anything else, or no stat)."""
-    clock = time.time_ns()
-    try:
-        status = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return Stamp(clock, status) if stat.S_ISREG(status.st_mode) else None
+    taken = take_stamp(path)
+    return taken if taken is not None and stat.S_ISREG(taken.status.st_mode) else None
 
 
-def stat_key(taken: Stamp, digest: str) -> StatKey | None:
-    """What vouches for ``digest`` in a later run (None: racily clean, never vouched for).
-
-    Sound because the kernel sets ``st_ctime`` on every change of a file's
-    bytes or metadata and no user call can set it back: a file that changed
-    after the stamp has a later ctime (its clock had passed the stamp's ctime
-    by ``RACY_NS``), and one replaced by another has a new inode or ctime.
-    """
-    status = taken.status
-    if max(status.st_mtime_ns, status.st_ctime_ns) > taken.clock_ns - RACY_NS:
-        return None
-    return [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev, digest]
-
-
-def _same_stat(entry: StatKey, status: os.stat_result) -> bool:
-    return (
-        entry[0] == status.st_size and entry[1] == status.st_mtime_ns and entry[2] == status.st_ctime_ns
-        and entry[3] == status.st_ino and entry[4] == status.st_dev
-    )
+#: The digest field of a directory's stat key: its listing (``Observations.listings``) is the recorded one.
+_LISTED = "listed"
 
 
 class _Disk:
@@ -166,7 +129,7 @@ class _Disk:
         if taken is None:
             return content_digest(read_source_file(path))
         entry = self.known.get(path)
-        if entry is not None and _same_stat(entry, taken.status):
+        if entry is not None and same_stat(entry, taken.status):
             self.fresh[path] = entry
             return entry[5]  # type: ignore[no-any-return]
         digest = content_digest(read_source_file(path))
@@ -174,6 +137,25 @@ class _Disk:
         if key is not None:
             self.fresh[path] = key
         return digest
+
+    def same_listing(self, path: str, seen: dict[str, int] | None) -> bool:
+        """``list_kinds(path) == seen``; not listed again while the directory's stat is the one keyed with that listing.
+
+        Adding, removing or renaming an entry sets a directory's mtime and ctime; a
+        listing with a link is never keyed (a link's target changes without it).
+        """
+        taken = take_stamp(path)
+        entry = self.known.get(path)
+        if taken is not None and entry is not None and entry[5] == _LISTED and same_stat(entry, taken.status):
+            self.fresh[path] = entry
+            return True
+        listing, links = list_kinds_and_links(path)
+        if listing != seen:
+            return False
+        key = stat_key(taken, _LISTED) if taken is not None and listing and not links else None
+        if key is not None:
+            self.fresh[path] = key
+        return True
 
     def same_facts(self, path: str, seen: list) -> bool:
         """The bytes are the ones seen, or their flags and imports are (an edit inside a function changes nothing here)."""
@@ -249,7 +231,7 @@ class Observations:
             "files": lambda key, seen: os.path.isfile(key) == seen,
             "dirs": lambda key, seen: os.path.isdir(key) == seen,
             "exists": lambda key, seen: os.path.exists(key) == seen,
-            "listings": lambda key, seen: list_kinds(key) == seen,
+            "listings": disk.same_listing,  # type: ignore[dict-item]
             "contents": disk.same_facts,  # type: ignore[dict-item]
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
@@ -301,7 +283,7 @@ def _parse_record(document: Any) -> _Record | None:
 
 def _stat_entry(value: Any) -> StatKey:
     """A stored ``StatKey``, checked for its shape (``ValueError`` otherwise: the record is not believed)."""
-    if not (isinstance(value, list) and len(value) == 6 and all(type(v) is int for v in value[:5]) and isinstance(value[5], str)):
+    if not is_stat_key(value):
         raise ValueError("not a stat key")
     return value
 
@@ -387,7 +369,7 @@ class DerivedAnswers:
 
     def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
         """The stat keys worth keeping: of the files the observations name (this run's first)."""
-        named = set().union(*(getattr(observed, kind) for kind in ("contents", "definitions", "reads", "serving_reads")))
+        named = set().union(*(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads")))
         merged = {**self._stats_known, **self._stats}
         return {path: merged[path] for path in sorted(named & merged.keys())}
 

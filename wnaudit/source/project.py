@@ -144,8 +144,11 @@ class Project:
         return self.locate(_resolved_text(path, self._real_directories))
 
     def input_identity(self, path: Path | str) -> str:
-        """``str(locate_input(path).path)`` without locating the file (no ``Location`` built)."""
-        return os.path.abspath(_resolved_text(path, self._real_directories))
+        """``str(locate_input(path).path)`` without locating the file (no ``Location`` built).
+
+        ``_resolved_text`` is already absolute and normalised (a realpath, or a realpath joined with a bare name).
+        """
+        return _resolved_text(path, self._real_directories)
 
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""
@@ -310,8 +313,17 @@ def list_kinds(directory: str) -> dict[str, int] | None:
     """Entry name -> _FILE/_DIR bits (links followed, as ``os.path.isfile`` does); ``{}``: not a directory.
 
     None when the directory cannot be listed: callers then ask ``stat`` per name.
+    Only names an import can ask about are kept (``_importable``): the listing is
+    also an observation of the kept cross-file answers, and a ``.ruff_cache`` or a
+    ``README.md`` appearing in a project root must not drop them.
     """
+    return list_kinds_and_links(directory)[0]
+
+
+def list_kinds_and_links(directory: str) -> tuple[dict[str, int] | None, bool]:
+    """``list_kinds``, and whether a kept entry is a symbolic link (its kind can change without the directory)."""
     listing: dict[str, int] = {}
+    links = False
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
@@ -319,13 +331,22 @@ def list_kinds(directory: str) -> dict[str, int] | None:
                     kind = (_FILE if entry.is_file() else 0) | (_DIR if entry.is_dir() else 0)
                 except OSError:
                     kind = _FILE | _DIR  # unknown: let ``stat`` decide
-                if kind:
+                if kind and _importable(entry.name):
                     listing[entry.name] = kind
+                    links = links or entry.is_symlink()
     except (FileNotFoundError, NotADirectoryError):
-        return {}
+        return {}, False
     except OSError:
-        return None
-    return listing
+        return None, False
+    return listing, links
+
+
+def _importable(name: str) -> bool:
+    """Whether ``_module_under`` can ask for this entry: a package or module name, or one with a source suffix."""
+    for suffix in _SOURCE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)].isidentifier()
+    return name.isidentifier()
 
 
 # -- which files can matter, decided from their bytes ------------------------

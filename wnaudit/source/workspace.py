@@ -162,6 +162,8 @@ class Workspace:
         self._statements: dict[tuple[int, tuple[str, ...], RawImport], list[tuple[ImportBinding, Path]]] = {}
         #: WN110's serving facts computed beside the analyses (in the workers), by ``facts_cache.facts_key``.
         self.serving_facts: dict[str, ServingFacts] = {}
+        #: Byte facts the ``-j`` workers computed ahead of the prefilter (``pipeline/scan.py``), by content digest.
+        self.facts_ahead: dict[bytes, ContentFacts] = {}
 
     def keep_serving(self, digest: bytes, location: Location, found: ServingFacts) -> None:
         """Serving facts of a file's bytes (``digest``) where it sits, for WN110's index (and its cache)."""
@@ -240,7 +242,7 @@ class Workspace:
         digest = digest_of(data)
         facts = self.cache.get_facts(digest) if self.cache is not None else None
         if facts is None:
-            facts = facts_of(data)
+            facts = self.facts_ahead.get(digest) or facts_of(data)  # a pure function of the bytes: either is the answer
             if self.cache is not None:
                 self.cache.put_facts(digest, facts)
         return digest, facts

@@ -2,7 +2,10 @@
 
 Only the files the prefilter passes are parsed, so the work a pool can share
 is the analysis of those; below ``PARALLEL_BYTES`` of them one process is
-faster than starting workers (``-j`` above 1 asks for workers anyway).
+faster than starting workers (``-j`` above 1 asks for workers anyway).  A run
+with no kept answers over many files also has the workers compute the byte
+facts of every input ahead of the prefilter (``_FactsAhead``): the prefilter's
+import scan stays here, the regular-expression work on the bytes moves out.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ...common.gc_pause import cyclic_gc_paused
+from ..content import ContentFacts, facts_of
 from ..project import Location
 from ..reading import SourceError
 from ..syntax_cache import SYNTAX_ERROR_PREFIX, digest_of
@@ -52,6 +56,27 @@ def analyse_path(task: tuple[str, int, Location, bool]) -> Scanned:
     return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts)
 
 
+def facts_of_paths(task: tuple[list[str], int]) -> list[tuple[bytes, ContentFacts] | None]:
+    """The digest and byte facts of each file (runs in a worker; None: not read here, the prefilter decides)."""
+    paths, max_bytes = task
+    found: list[tuple[bytes, ContentFacts] | None] = []
+    for path_text in paths:
+        try:
+            data = read_source(Path(path_text), max_bytes)
+        except (OSError, SourceError):
+            data = None
+        found.append((digest_of(data), facts_of(data)) if isinstance(data, bytes) else None)
+    return found
+
+
+#: A run of at least this many files with no kept answers has its byte facts computed ahead in the workers.
+AHEAD_FILES = 512
+#: Files per worker task of ``_FactsAhead`` (a task's answer is one pickle).
+AHEAD_CHUNK = 64
+#: Inputs whose cached byte facts show that the cache knows the tree (a record dropped by an edit, not a first run).
+AHEAD_SAMPLE = 3
+
+
 def scan_all(
     files: Sequence[Path], jobs: int, max_bytes: int, workspace: Workspace, serving: Callable[[str], bool] = lambda path: False,
 ) -> list[Scanned]:
@@ -62,9 +87,12 @@ def scan_all(
     """
     results: list[Scanned | None] = []
     analyses = _Analyses(jobs, max_bytes, workspace, serving)
+    ahead = _FactsAhead.start(files, analyses)
     try:
         with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
             for index, path in enumerate(files):
+                if ahead is not None:
+                    ahead.take(index, workspace)
                 done = prefilter(index, str(path), max_bytes, workspace)
                 results.append(done if isinstance(done, Scanned) else None)
                 if isinstance(done, Task):
@@ -93,7 +121,15 @@ class _Analyses:
         self.located: dict[int, Location] = {}
         self.total = 0
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._started: concurrent.futures.ProcessPoolExecutor | None = None  # by ``pool`` before the analyses need one
         self._futures: dict[int, concurrent.futures.Future[Scanned]] = {}
+
+    def pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        """The workers, started now (the analyses use them too, once they pay)."""
+        if self._started is None:
+            logger.debug("%d worker processes", self.workers)
+            self._started = concurrent.futures.ProcessPoolExecutor(max_workers=self.workers)
+        return self._started
 
     def _work(self, task: Task) -> tuple[str, int, Location, bool]:
         return (task.path, self.max_bytes, self.located[task.index], self.serving(task.path))
@@ -104,7 +140,7 @@ class _Analyses:
         self.total += task.size
         if self._pool is None and self.workers > 1 and len(self.tasks) > 1 and (self.jobs > 1 or self.total >= PARALLEL_BYTES):
             logger.debug("analysing in %d processes", self.workers)
-            self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.workers)
+            self._pool = self.pool()
             for waiting in self.tasks[:-1]:
                 self._submit(waiting)
         if self._pool is not None:
@@ -121,8 +157,61 @@ class _Analyses:
             yield task, future.result() if future is not None else analyse_path(self._work(task))
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._started is not None:
+            self._started.shutdown(wait=True, cancel_futures=True)
+
+
+def _facts_cached(sample: Sequence[Path], max_bytes: int, workspace: Workspace) -> bool:
+    """Whether the cache holds the byte facts of one of these inputs (a dropped record: the facts are there, no work ahead)."""
+    if workspace.cache is None:
+        return False
+    for path in sample:
+        try:
+            data = read_source(path, max_bytes)
+        except (OSError, SourceError):
+            continue
+        if isinstance(data, bytes) and workspace.cache.get_facts(digest_of(data)) is not None:
+            return True
+    return False
+
+
+class _FactsAhead:
+    """Byte facts of the inputs, computed by the workers in chunks while the prefilter works through them.
+
+    Only where nothing is kept (a ``--no-cache`` run, a first run): a warm run
+    decides most files from its record and would only wait for workers.  The
+    prefilter takes a chunk's answers when it reaches the chunk (``take``); a
+    file changed in between has another digest and gets its facts computed here.
+    """
+
+    def __init__(self, futures: list[tuple[int, concurrent.futures.Future[list]]]) -> None:
+        self._futures = futures  # (first index, answers), the next chunk last
+
+    @classmethod
+    def start(cls, files: Sequence[Path], analyses: _Analyses) -> _FactsAhead | None:
+        workspace = analyses.workspace
+        kept = workspace.derived is not None and bool(workspace.derived.scan)
+        if analyses.workers < 2 or len(files) < AHEAD_FILES or kept or _facts_cached(files[:AHEAD_SAMPLE], analyses.max_bytes, workspace):
+            return None
+        pool = analyses.pool()
+        futures = [
+            (start, pool.submit(facts_of_paths, ([str(p) for p in files[start : start + AHEAD_CHUNK]], analyses.max_bytes)))
+            for start in range(0, len(files), AHEAD_CHUNK)
+        ]
+        return cls(futures[::-1])
+
+    def take(self, index: int, workspace: Workspace) -> None:
+        """The answers of the chunk holding ``index`` (waited for) and of every chunk already done."""
+        while self._futures and (self._futures[-1][0] <= index or self._futures[-1][1].done()):
+            start, future = self._futures.pop()
+            try:
+                answers = future.result()
+            except Exception as error:  # a worker lost (killed, out of memory): the prefilter computes them itself
+                logger.debug("byte facts of inputs %d+ not computed ahead: %r", start, error)
+                continue
+            for found in answers:
+                if found is not None:
+                    workspace.facts_ahead[found[0]] = found[1]
 
 
 def _keep(scanned: Scanned, location: Location, workspace: Workspace) -> None:
