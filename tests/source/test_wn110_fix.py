@@ -248,3 +248,47 @@ def test_a_kept_verdict_follows_a_file_that_starts_importing_wnaudit(tmp_path: P
     (root / "voc" / "check.py").write_text("import torch\nimport wnaudit\n")
     messages, after = _fix(root, "voc/serve.py")
     assert messages[0].endswith("`wnaudit.fold_weight_norm(model)`") and after == []
+
+
+TWO_MODELS = HEADER.replace("import torch\n", "") + (
+    "class Encoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.conv = nn.Conv1d(1, 4, 3, padding=1)\n\n    def forward(self, x):\n        return self.conv(x)\n\n\n"
+    "class Vocoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(4, 1, 3, padding=1))\n\n    def forward(self, x):\n        return self.conv(x)\n"
+)
+#: chatterbox-tts's shape: a loader classmethod evaluates several models; only the second carries weight norm.
+TWO_MODELS_LOADER = """import torch
+
+from .models import Encoder, Vocoder
+
+
+class TTS:
+    def __init__(self, ve, voc):
+        self.ve = ve
+        self.voc = voc
+
+    @classmethod
+    def from_local(cls, device):
+        ve = Encoder()
+        ve.to(device).eval()
+        voc = Vocoder()
+        voc.to(device).eval()
+        return cls(ve, voc)
+
+    def generate(self, x):
+        with torch.no_grad():
+            return self.voc(self.ve(x))
+"""
+
+
+def test_a_loader_evaluating_several_models_is_fixed_where_the_carrier_is_evaluated(tmp_path: Path):
+    """The finding names ``voc``'s ``eval()``, not the loader's first one (``ve``'s), and its fold folds ``voc``."""
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/models.py": TWO_MODELS, "voc/tts.py": TWO_MODELS_LOADER})
+    options = RunOptions(config=load_config([root / "voc" / "models.py"]))
+    [finding] = [f for f in lint_files([root / "voc" / "models.py"], options).findings if f.code == "WN110"]
+    assert "`voc/tts.py:16` (`voc.to(device).eval()`" in finding.message
+    messages, after = _fix(root, "voc/models.py", "voc/tts.py")
+    fixed = (root / "voc" / "tts.py").read_text()
+    assert messages and after == []
+    assert "        voc.to(device).eval()\n        _fold_weight_norm_for_inference(voc.to(device))\n" in fixed
+    assert f"{FOLD_HELPER}(ve" not in fixed
