@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+import threading
 from pathlib import Path
 
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
+from wnaudit.source.serving.configs import config_targets
 
 PARTS = """
 import torch.nn as nn
@@ -390,3 +393,21 @@ def test_a_constructor_argument_from_a_config_that_ships_with_the_weights_is_any
             """,
     })
     assert _wn110(root) == [("models.py", 13)]
+
+
+def test_config_files_that_are_not_regular_files_are_never_read(tmp_path: Path):
+    """A FIFO named like a config blocked the walk on open(); a link to /dev/zero read without end."""
+    root = _project(tmp_path, {"configs/vocoder.yaml": "_target_: voc.parts.Decoder\n"})
+    os.mkfifo(root / "configs" / "fifo.yaml")
+    (root / "configs" / "zero.yaml").symlink_to("/dev/zero")
+    (root / "configs" / "loop.yaml").symlink_to("loop.yaml")
+    found: list[dict] = []
+    worker = threading.Thread(target=lambda: found.append(config_targets(root)), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # unblock the open so that the test process can end
+        with open(root / "configs" / "fifo.yaml", "w"):
+            pass
+        worker.join(5)
+        raise AssertionError("config_targets blocked on a FIFO")
+    assert found == [{"": {"voc.parts.Decoder"}}]

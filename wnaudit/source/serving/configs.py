@@ -17,7 +17,9 @@ import os
 import re
 from pathlib import Path
 
-from .walk import skipped, too_big
+from ...common.config import DEFAULT_MAX_SOURCE_BYTES
+from ...common.files import FileRefused, read_regular_file
+from .walk import skipped
 
 logger = logging.getLogger(__name__)
 
@@ -48,13 +50,12 @@ def config_targets(root: Path) -> Targets:
                 logger.debug("%s: more than %d config files; the rest are not read for WN110", root, MAX_CONFIG_FILES)
                 return found
             path = os.path.join(directory, name)
-            if too_big(path):
-                continue
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    scan(handle.read(), found)
-            except OSError as error:
+            try:  # a regular file of bounded size only: a FIFO, a device, a huge file is never read
+                data = read_regular_file(path, DEFAULT_MAX_SOURCE_BYTES)
+            except (OSError, FileRefused) as error:
                 logger.debug("%s: not read: %s", path, error)
+                continue
+            scan(data.decode("utf-8", errors="replace"), found)
     return found
 
 
