@@ -411,3 +411,15 @@ def test_config_files_that_are_not_regular_files_are_never_read(tmp_path: Path):
         worker.join(5)
         raise AssertionError("config_targets blocked on a FIFO")
     assert found == [{"": {"voc.parts.Decoder"}}]
+
+
+def test_a_yaml_file_that_names_no_class_is_not_scanned_line_by_line(tmp_path: Path, monkeypatch):
+    """Every warm run reads the configs again: a data YAML of megabytes is a byte search, not a line scan."""
+    from wnaudit.source.serving import configs
+
+    root = _project(tmp_path, {"configs/vocoder.yaml": "_target_: voc.parts.Decoder\n", "data/meta.yaml": "key: value\n" * 1000})
+    scanned: list[int] = []
+    real = configs.scan
+    monkeypatch.setattr(configs, "scan", lambda text, found: (scanned.append(len(text)), real(text, found)))
+    assert config_targets(root) == {"": {"voc.parts.Decoder"}}
+    assert scanned == [len("_target_: voc.parts.Decoder\n")]

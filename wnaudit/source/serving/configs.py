@@ -31,6 +31,8 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 #: Keys whose value is the class built from the mapping they sit in.
 _CLASS_KEYS = frozenset({"_target_", "class_path"})
 _NEW_TAG = "!new:"
+#: A file holding none of these builds nothing: its lines are not scanned (a data YAML of megabytes costs a search).
+_MARKS = (b"_target_", b"class_path", _NEW_TAG.encode())
 
 #: Key path ("" for the top level, ``generator``, ``model.decoder``) -> the dotted class names built there.
 Targets = dict[str, set[str]]
@@ -55,7 +57,8 @@ def config_targets(root: Path) -> Targets:
             except (OSError, FileRefused) as error:
                 logger.debug("%s: not read: %s", path, error)
                 continue
-            scan(data.decode("utf-8", errors="replace"), found)
+            if any(mark in data for mark in _MARKS):
+                scan(data.decode("utf-8", errors="replace"), found)
     return found
 
 
