@@ -423,3 +423,14 @@ def test_a_yaml_file_that_names_no_class_is_not_scanned_line_by_line(tmp_path: P
     monkeypatch.setattr(configs, "scan", lambda text, found: (scanned.append(len(text)), real(text, found)))
     assert config_targets(root) == {"": {"voc.parts.Decoder"}}
     assert scanned == [len("_target_: voc.parts.Decoder\n")]
+
+
+def test_the_config_walk_is_bounded_where_config_path_names_a_whole_file_system(tmp_path: Path, monkeypatch):
+    """``initialize(config_path="/")`` made WN110 walk the machine (every warm run again) until 2,000 YAML files."""
+    from wnaudit.source.serving import configs
+
+    monkeypatch.setattr(configs, "MAX_PROJECT_FILES", 50, raising=False)
+    root = _project(tmp_path, {f"data/{n:03}.txt": "" for n in range(100)})
+    (root / "zz").mkdir()
+    (root / "zz" / "late.yaml").write_text("_target_: voc.parts.Decoder\n")
+    assert config_targets(root) == {}

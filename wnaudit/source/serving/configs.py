@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
-from .walk import skipped
+from .walk import MAX_PROJECT_FILES, skipped
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +41,13 @@ Targets = dict[str, set[str]]
 def config_targets(root: Path) -> Targets:
     """What the YAML files under ``root`` build, by key path (walked as the project's Python files are)."""
     found: Targets = {}
-    count = 0
+    count = seen = 0
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not skipped(d))
+        seen += len(dirs) + len(files)
+        if seen > MAX_PROJECT_FILES:  # ``config_path="/"``: a file system is not a project's configs
+            logger.debug("%s: more than %d entries; the rest are not read for WN110", root, MAX_PROJECT_FILES)
+            return found
         for name in sorted(files):
             if not name.endswith(_SUFFIXES):
                 continue
