@@ -18,6 +18,20 @@ from wnaudit.source import engine, workspace
 from wnaudit.source.pipeline import scan
 
 
+def _starts(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """What each run's start of byte facts ahead gives from now on (None: nothing computed ahead)."""
+    started: list[object] = []
+    real = scan._FactsAhead.start
+
+    def counted(files: object, analyses: object) -> object:
+        found = real(files, analyses)  # type: ignore[arg-type]
+        started.append(found)
+        return found
+
+    monkeypatch.setattr(scan._FactsAhead, "start", counted)
+    return started
+
+
 def _computed_here(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The byte facts the main process computes from now on (forked workers count in their own copy)."""
     computed: list[bytes] = []
@@ -54,15 +68,7 @@ def test_a_cold_run_takes_its_byte_facts_from_the_workers(tmp_path: Path, monkey
 def test_a_run_with_kept_answers_computes_nothing_ahead(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _many(tmp_path)
     monkeypatch.setattr(scan, "AHEAD_FILES", 4)
-    submitted: list[object] = []
-    real = scan._FactsAhead.start
-
-    def counted(files: object, analyses: object) -> object:
-        found = real(files, analyses)  # type: ignore[arg-type]
-        submitted.append(found)
-        return found
-
-    monkeypatch.setattr(scan._FactsAhead, "start", counted)
+    submitted = _starts(monkeypatch)
     engine.lint_files(paths, RunOptions(jobs=2))
     engine.lint_files(paths, RunOptions(jobs=2))
     assert submitted[0] is not None and submitted[1] is None  # the first run had nothing kept; the second has
@@ -88,15 +94,7 @@ def test_a_dropped_record_with_cached_facts_computes_nothing_ahead(tmp_path: Pat
     """A new module drops the kept answers, but the cache still holds every other file's byte facts: no work ahead."""
     paths = _many(tmp_path)
     monkeypatch.setattr(scan, "AHEAD_FILES", 4)
-    started: list[object] = []
-    real = scan._FactsAhead.start
-
-    def counted(files: object, analyses: object) -> object:
-        found = real(files, analyses)  # type: ignore[arg-type]
-        started.append(found)
-        return found
-
-    monkeypatch.setattr(scan._FactsAhead, "start", counted)
+    started = _starts(monkeypatch)
     first = engine.lint_files(paths, RunOptions(jobs=2))
     (paths[0].parent / "added.py").write_text("x = 1\n")  # the package's listing changes: the record is checked and dropped
     again = engine.lint_files(paths, RunOptions(jobs=2))

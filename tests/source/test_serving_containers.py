@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
+import threading
 from pathlib import Path
 
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
+from wnaudit.source.serving.configs import config_targets
 
 PARTS = """
 import torch.nn as nn
@@ -390,3 +393,44 @@ def test_a_constructor_argument_from_a_config_that_ships_with_the_weights_is_any
             """,
     })
     assert _wn110(root) == [("models.py", 13)]
+
+
+def test_config_files_that_are_not_regular_files_are_never_read(tmp_path: Path):
+    """A FIFO named like a config blocked the walk on open(); a link to /dev/zero read without end."""
+    root = _project(tmp_path, {"configs/vocoder.yaml": "_target_: voc.parts.Decoder\n"})
+    os.mkfifo(root / "configs" / "fifo.yaml")
+    (root / "configs" / "zero.yaml").symlink_to("/dev/zero")
+    (root / "configs" / "loop.yaml").symlink_to("loop.yaml")
+    found: list[dict] = []
+    worker = threading.Thread(target=lambda: found.append(config_targets(root)), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # unblock the open so that the test process can end
+        with open(root / "configs" / "fifo.yaml", "w"):
+            pass
+        worker.join(5)
+        raise AssertionError("config_targets blocked on a FIFO")
+    assert found == [{"": {"voc.parts.Decoder"}}]
+
+
+def test_a_yaml_file_that_names_no_class_is_not_scanned_line_by_line(tmp_path: Path, monkeypatch):
+    """Every warm run reads the configs again: a data YAML of megabytes is a byte search, not a line scan."""
+    from wnaudit.source.serving import configs
+
+    root = _project(tmp_path, {"configs/vocoder.yaml": "_target_: voc.parts.Decoder\n", "data/meta.yaml": "key: value\n" * 1000})
+    scanned: list[int] = []
+    real = configs.scan
+    monkeypatch.setattr(configs, "scan", lambda text, found: (scanned.append(len(text)), real(text, found)))
+    assert config_targets(root) == {"": {"voc.parts.Decoder"}}
+    assert scanned == [len("_target_: voc.parts.Decoder\n")]
+
+
+def test_the_config_walk_is_bounded_where_config_path_names_a_whole_file_system(tmp_path: Path, monkeypatch):
+    """``initialize(config_path="/")`` made WN110 walk the machine (every warm run again) until 2,000 YAML files."""
+    from wnaudit.source.serving import configs
+
+    monkeypatch.setattr(configs, "MAX_PROJECT_FILES", 50, raising=False)
+    root = _project(tmp_path, {f"data/{n:03}.txt": "" for n in range(100)})
+    (root / "zz").mkdir()
+    (root / "zz" / "late.yaml").write_text("_target_: voc.parts.Decoder\n")
+    assert config_targets(root) == {}

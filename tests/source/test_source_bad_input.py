@@ -147,6 +147,24 @@ def test_a_fifo_named_like_source_is_refused_with_one_line_never_read(tmp_path, 
     assert "good.py:4:1: WN101" in completed.stdout  # the other input is still linted
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need a POSIX system")
+@pytest.mark.parametrize("named", ["walked", "explicit"])
+def test_a_fifo_or_device_named_like_a_notebook_is_refused_with_one_line_never_read(tmp_path, named):
+    """The notebooks' views were read before the scan by ``Path.read_bytes``: a FIFO blocked the run, /dev/zero had no end."""
+    os.mkfifo(tmp_path / "x.ipynb")
+    (tmp_path / "z.ipynb").symlink_to("/dev/zero")
+    (tmp_path / "good.py").write_text(BUGGY)
+    targets = ["."] if named == "walked" else ["x.ipynb", "z.ipynb", "good.py"]
+    completed = _wnaudit_subprocess(*targets, cwd=tmp_path, memory_limit=1 << 30)
+    assert completed.returncode == 2, completed.stderr
+    errors = sorted(line for line in completed.stderr.splitlines() if line.startswith("wnaudit: error:"))
+    assert "x.ipynb: not a regular file (a FIFO)" in errors[0]
+    if named == "explicit":  # a walk leaves a link to a device out
+        assert len(errors) == 2 and "z.ipynb: not a regular file (a character device)" in errors[1]
+    assert "Traceback" not in completed.stderr
+    assert "good.py:4:1: WN101" in completed.stdout  # the other input is still linted
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_a_symlink_to_dev_zero_is_refused_not_read_until_memory_runs_out(tmp_path):
     (tmp_path / "z.py").symlink_to("/dev/zero")

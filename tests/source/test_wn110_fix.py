@@ -248,3 +248,81 @@ def test_a_kept_verdict_follows_a_file_that_starts_importing_wnaudit(tmp_path: P
     (root / "voc" / "check.py").write_text("import torch\nimport wnaudit\n")
     messages, after = _fix(root, "voc/serve.py")
     assert messages[0].endswith("`wnaudit.fold_weight_norm(model)`") and after == []
+
+
+TWO_MODELS = HEADER.replace("import torch\n", "") + (
+    "class Encoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.conv = nn.Conv1d(1, 4, 3, padding=1)\n\n    def forward(self, x):\n        return self.conv(x)\n\n\n"
+    "class Vocoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(4, 1, 3, padding=1))\n\n    def forward(self, x):\n        return self.conv(x)\n"
+)
+#: chatterbox-tts's shape: a loader classmethod evaluates several models; only the second carries weight norm.
+TWO_MODELS_LOADER = """import torch
+
+from .models import Encoder, Vocoder
+
+
+class TTS:
+    def __init__(self, ve, voc):
+        self.ve = ve
+        self.voc = voc
+
+    @classmethod
+    def from_local(cls, device):
+        ve = Encoder()
+        ve.to(device).eval()
+        voc = Vocoder()
+        voc.to(device).eval()
+        return cls(ve, voc)
+
+    def generate(self, x):
+        with torch.no_grad():
+            return self.voc(self.ve(x))
+"""
+#: The same loader evaluating what it builds of both (``cls(ve, voc)``) after the first model alone.
+WHOLE_MODEL_LOADER = """import torch
+import torch.nn as nn
+
+from .models import Encoder, Vocoder
+
+
+class TTS(nn.Module):
+    def __init__(self, ve, voc):
+        super().__init__()
+        self.ve = ve
+        self.voc = voc
+
+    @classmethod
+    def from_local(cls, device):
+        ve = Encoder()
+        ve.eval()
+        voc = Vocoder()
+        model = cls(ve, voc)
+        model.eval()
+        return model
+
+    def generate(self, x):
+        with torch.no_grad():
+            return self.voc(self.ve(x))
+"""
+
+
+@pytest.mark.parametrize(
+    ("loader", "site", "folded"),
+    [
+        (TWO_MODELS_LOADER, "`voc/tts.py:16` (`voc.to(device).eval()`", "        voc.to(device).eval()\n        _fold_weight_norm_for_inference(voc.to(device))\n"),
+        (WHOLE_MODEL_LOADER, "`voc/tts.py:19` (`model.eval()`", "        model.eval()\n        _fold_weight_norm_for_inference(model)\n"),
+    ],
+    ids=["carrier-evaluated-second", "built-model-evaluated-second"],
+)
+def test_a_loader_evaluating_several_models_is_fixed_where_the_carrier_is_evaluated(tmp_path: Path, loader: str, site: str, folded: str):
+    """The finding names the served carrier's ``eval()``, not the loader's first one (``ve``'s), and its fold folds it."""
+    root = _project(tmp_path, {"voc/__init__.py": "", "voc/models.py": TWO_MODELS, "voc/tts.py": loader})
+    options = RunOptions(config=load_config([root / "voc" / "models.py"]))
+    [finding] = [f for f in lint_files([root / "voc" / "models.py"], options).findings if f.code == "WN110"]
+    assert site in finding.message
+    messages, after = _fix(root, "voc/models.py", "voc/tts.py")
+    fixed = (root / "voc" / "tts.py").read_text()
+    assert messages and after == []
+    assert folded in fixed
+    assert f"{FOLD_HELPER}(ve" not in fixed

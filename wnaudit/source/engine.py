@@ -81,7 +81,7 @@ def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
     config, result = options.config, RunResult()
-    inputs = gather_inputs(files)
+    inputs = gather_inputs(files, config.max_source_bytes)
     if options.fix:
         result.errors.extend(recover(inputs.names))  # a fix an interruption left half-renamed is finished first
     workspace = cached_workspace(config, options.cache, inputs.files)
@@ -110,7 +110,7 @@ def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace
 
     outcome, fixed = apply_plan(plan, found.files(), workspace, config.max_source_bytes, replan)
     result.errors.extend(outcome.errors)
-    inputs = gather_inputs([Path(item.path) for item in found.scanned])
+    inputs = gather_inputs([Path(item.path) for item in found.scanned], config.max_source_bytes)
     if options.diff:
         result.diffs.extend(unified_patch(c.old, c.new, c.path) for c in outcome.changes)  # nothing written: nothing fixed
         result.findings = placed(planned_findings(plan), inputs)
@@ -126,7 +126,7 @@ def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace
 
 def _relint(found: Scan, options: RunOptions) -> list[Finding]:
     """What remains, decided from the disk after the writes (another run may have fixed files meanwhile)."""
-    inputs = gather_inputs([Path(path) for path in found.given.values()])
+    inputs = gather_inputs([Path(path) for path in found.given.values()], options.config.max_source_bytes)
     workspace = new_workspace(options.config)  # fresh: a fix may change what another file's names stand for
     again = scan(inputs, options, workspace)
     context = Context(again.summaries, workspace=workspace)

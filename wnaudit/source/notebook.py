@@ -25,6 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..common.config import DEFAULT_MAX_SOURCE_BYTES
+from ..common.files import FileRefused, read_regular_file
 from ..common.findings import Finding
 from .reading import SourceError
 
@@ -154,8 +156,13 @@ def notebook_view(data: bytes) -> NotebookView:
     return NotebookView("\n".join(parts) + "\n" if parts else "", tuple(cells), tuple(ipython_lines))
 
 
-def read_view(path: str | Path) -> NotebookView:
-    return notebook_view(Path(path).read_bytes())
+def read_view(path: str | Path, max_bytes: int = DEFAULT_MAX_SOURCE_BYTES) -> NotebookView:
+    """The view of the notebook at ``path``: a regular file of at most ``max_bytes`` (a FIFO never blocks)."""
+    try:
+        data = read_regular_file(path, max_bytes)
+    except FileRefused as error:
+        raise SourceError(str(error)) from error
+    return notebook_view(data)
 
 
 def _split_view(view: NotebookView, new_text: str) -> dict[int, list[str]]:
@@ -247,13 +254,13 @@ def place_findings(findings: Iterable[Finding], views: dict[str, NotebookView]) 
     return placed
 
 
-def views_of(paths: Sequence[str]) -> dict[str, NotebookView]:
+def views_of(paths: Sequence[str], max_bytes: int = DEFAULT_MAX_SOURCE_BYTES) -> dict[str, NotebookView]:
     """The views of the notebooks among ``paths`` that can be read (others are reported by the scan)."""
     views: dict[str, NotebookView] = {}
     for path in paths:
         if is_notebook(path):
             try:
-                views[path] = read_view(path)
+                views[path] = read_view(path, max_bytes)
             except (OSError, SourceError):
                 continue
     return views

@@ -23,5 +23,6 @@ class Inputs:
         return [str(p) for p in self.files]
 
 
-def gather_inputs(files: list[Path]) -> Inputs:
-    return Inputs(list(files), notebook.views_of([str(p) for p in files]))
+def gather_inputs(files: list[Path], max_bytes: int) -> Inputs:
+    """``files`` and the views of the notebooks among them (read as the scan reads: regular files up to ``max_bytes``)."""
+    return Inputs(list(files), notebook.views_of([str(p) for p in files], max_bytes))

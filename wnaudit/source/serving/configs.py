@@ -17,7 +17,9 @@ import os
 import re
 from pathlib import Path
 
-from .walk import skipped, too_big
+from ...common.config import DEFAULT_MAX_SOURCE_BYTES
+from ...common.files import FileRefused, read_regular_file
+from .walk import MAX_PROJECT_FILES, skipped
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +31,8 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 #: Keys whose value is the class built from the mapping they sit in.
 _CLASS_KEYS = frozenset({"_target_", "class_path"})
 _NEW_TAG = "!new:"
+#: A file holding none of these builds nothing: its lines are not scanned (a data YAML of megabytes costs a search).
+_MARKS = (b"_target_", b"class_path", _NEW_TAG.encode())
 
 #: Key path ("" for the top level, ``generator``, ``model.decoder``) -> the dotted class names built there.
 Targets = dict[str, set[str]]
@@ -37,9 +41,13 @@ Targets = dict[str, set[str]]
 def config_targets(root: Path) -> Targets:
     """What the YAML files under ``root`` build, by key path (walked as the project's Python files are)."""
     found: Targets = {}
-    count = 0
+    count = seen = 0
     for directory, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not skipped(d))
+        seen += len(dirs) + len(files)
+        if seen > MAX_PROJECT_FILES:  # ``config_path="/"``: a file system is not a project's configs
+            logger.debug("%s: more than %d entries; the rest are not read for WN110", root, MAX_PROJECT_FILES)
+            return found
         for name in sorted(files):
             if not name.endswith(_SUFFIXES):
                 continue
@@ -48,13 +56,13 @@ def config_targets(root: Path) -> Targets:
                 logger.debug("%s: more than %d config files; the rest are not read for WN110", root, MAX_CONFIG_FILES)
                 return found
             path = os.path.join(directory, name)
-            if too_big(path):
-                continue
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    scan(handle.read(), found)
-            except OSError as error:
+            try:  # a regular file of bounded size only: a FIFO, a device, a huge file is never read
+                data = read_regular_file(path, DEFAULT_MAX_SOURCE_BYTES)
+            except (OSError, FileRefused) as error:
                 logger.debug("%s: not read: %s", path, error)
+                continue
+            if any(mark in data for mark in _MARKS):
+                scan(data.decode("utf-8", errors="replace"), found)
     return found
 
 

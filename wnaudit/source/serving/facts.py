@@ -99,8 +99,9 @@ class Body:
     callees: set[str] = field(default_factory=set)
     #: Instances it returns (a loader function returning a model).
     returns: list[Ref] = field(default_factory=list)
-    #: A classmethod or staticmethod that puts what it builds in eval mode (``from_pretrained``).
-    evaluates: Use | None = None
+    #: A classmethod or staticmethod that puts what it builds in eval mode (``from_pretrained``): its ``eval()``
+    #: calls in order (a loader may evaluate several models; WN110 names the one of the served carrier).
+    evaluates: list[Use] = field(default_factory=list)
     is_classmethod: bool = False
     #: The last line of the definition (an application between ``line`` and this is in it).
     end_line: int = 0
@@ -963,9 +964,9 @@ class _Linker:
         ):
             what = f"`{ast.unparse(node)}` in `{owner}.{body.name}()`"
             body.evaluates_self = Use(site.line, site.column, what, (), frame.number, "self")
-        if body.is_classmethod and func.attr == "eval" and body.evaluates is None:
+        if body.is_classmethod and func.attr == "eval":
             what = f"{site.what} in `{owner}.{body.name}()`"
-            body.evaluates = Use(site.line, site.column, what, site.refs, frame.number, site.target)
+            body.evaluates.append(Use(site.line, site.column, what, site.refs, frame.number, site.target))
 
     def _capture(self, node: ast.Call, func: ast.expr, first: ast.expr, frame: _Frame) -> None:
         """``torch.compile(model)``, ``torch.jit.trace(model, ...)``: the model is captured as it is."""

@@ -780,7 +780,7 @@ class ServingIndex:
         chained, why = self._method_folds(files, carriers, family, folding, live)
         if chained:
             return None
-        sites.extend(self._self_evaluations(family, classes, folding))
+        sites.extend(self._self_evaluations(family, classes, folding, carriers))
         if not sites:
             return None
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
@@ -1022,7 +1022,9 @@ class ServingIndex:
                     return True
         return False
 
-    def _self_evaluations(self, family: set[Key], classes: set[Key], folding: set[str]) -> list[tuple[Path, Use, frozenset[Key]]]:
+    def _self_evaluations(
+        self, family: set[Key], classes: set[Key], folding: set[str], carriers: set[Key],
+    ) -> list[tuple[Path, Use, frozenset[Key]]]:
         """A loader classmethod that evaluates what it builds, or a constructor that evaluates ``self``, folding neither.
 
         A loader folds when it calls a fold API or a project function that folds (WN110's local fold).
@@ -1031,13 +1033,25 @@ class ServingIndex:
         for key in sorted(family):
             cls = self._class(key)
             for body in cls.methods.values() if cls is not None else ():
-                if body.evaluates is not None and not body.folds and not any(
+                if body.evaluates and not body.folds and not any(
                     self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees)
                 ):  # a loader that folds what it loads is fine
-                    sites.append((key[0], body.evaluates, frozenset(classes)))
+                    sites.append((key[0], self._loader_site(key[0], body.evaluates, carriers), frozenset(classes)))
                 if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
                     sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
         return sites
+
+    def _loader_site(self, file: Path, evaluations: list[Use], carriers: set[Key]) -> Use:
+        """Which of a loader's ``eval()`` calls the finding names, and so the fold after it folds (chatterbox's
+        ``from_local`` evaluates ``ve`` first, the carrier later): the one of a carrier; else one of a model
+        the index cannot name (``model = cls(...)``: what the loader builds); else the first."""
+        for use in evaluations:
+            if any(self.instances(file, r) & carriers for r in use.refs):
+                return use
+        for use in evaluations:
+            if not use.refs or any(self._unresolved(file, r) for r in use.refs):
+                return use
+        return evaluations[0]
 
     # -- folds ------------------------------------------------------------------------
     def _folding_methods(self, family: set[Key]) -> set[str]:
