@@ -1,12 +1,16 @@
 """Add a statement at a site: the fold WN110 proposes, where the serving code can take it.
 
 ``after``: right after the statement that puts the model in eval mode, but
-after any later ``load_state_dict``/``load`` of the same model in that block
-(a fold before the load would make its keys no longer match).  ``before``:
+after the last later statement of that block that loads weights into the
+model or what holds it (``model.load_state_dict``, ``self.load_state_dict``
+for ``self.vocoder``, ``load_checkpoint(model, ...)``, nested in an ``if`` or
+``with`` too): a fold before the load renames the keys the checkpoint has.  ``before``:
 before the statement of the enclosing function that holds the site (the
 ``with torch.inference_mode():`` block, the ``torch.compile`` call), so the
 model is folded before it is captured or run.  A model kept on ``self`` is
-folded right after the ``self.<name> = ...`` assignment that builds it.
+folded right after the ``self.<name> = ...`` assignment that builds it (and
+after its loads there); where ``__init__`` builds it bare and loads nothing,
+the rule offers no fix.
 """
 
 from __future__ import annotations
@@ -16,10 +20,34 @@ from typing import Mapping, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from ..rules._fold_point import is_load
 from ..rules.base import Candidate, Insertion
 from .support import Statement, insert_import
 
-_LOADS = (".load_state_dict(", ".load(")
+
+
+class _Loads(cst.CSTVisitor):
+    """Finds a load of the target in a statement, not looking into nested functions or classes (another scope)."""
+
+    def __init__(self, module: cst.Module, target: str) -> None:
+        super().__init__()
+        self.module = module
+        self.target = target
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        arguments = [self.module.code_for_node(a.value) for a in node.args]
+        if is_load(self.module.code_for_node(node.func), arguments, self.target):
+            self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 def add_imports(module: cst.Module, done: Sequence[Candidate]) -> cst.Module:
@@ -116,11 +144,15 @@ class Inserter(cst.CSTTransformer):
         return None
 
     def _after_loads(self, body: list, index: int, target: str) -> int:
-        """The position after ``body[index]`` and after any later statement that loads ``target``."""
+        """The position after ``body[index]`` and after the last later statement that loads ``target`` (``rules/_fold_point.py``).
+
+        A fold before a load renames the keys the checkpoint has, so the load fails (or, not strict, loads nothing).
+        """
         last = index
         for later in range(index + 1, len(body)):
-            text = self.module.code_for_node(body[later])
-            if any(f"{target}{load}" in text for load in _LOADS):
+            finder = _Loads(self.module, target)
+            body[later].visit(finder)
+            if finder.found:
                 last = later
         return last + 1
 

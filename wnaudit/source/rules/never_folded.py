@@ -22,6 +22,7 @@ from ..model import Application, Built, FileSummary, Removal
 from ..reading import SourceError
 from ..derived_cache import Verdict
 from . import _selection_examples as selection
+from ._fold_point import no_fold_point
 from .base import LEGACY, LOCAL_FOLD, LOCAL_FOLD_TEXT, MODERN, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
@@ -92,6 +93,11 @@ _PARTS = (
     "        self.model = load()\n\n"
     "    @torch.no_grad()\n"
     "    def __call__(self, mel):\n"
+)
+#: Why a model ``__init__`` builds bare takes no fix: its weights come in after, outside that scope.
+_NO_FIX = (
+    " (no fix offered: `__init__` builds `{target}` without its weights and loads none, "
+    "and a fold before the load would break it)"
 )
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
@@ -378,11 +384,15 @@ class NeverFoldedWeightNorm(Rule):
             if verdict is None:
                 continue
             statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
+            site = summary.applications[position].site
+            if no_fold_point(verdict.file, verdict.line, verdict.target):
+                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(target=verdict.target), None)
+                continue
             insert = Insertion(
                 file=verdict.file, line=verdict.line, statement=statement, module=module,
                 placement="after" if verdict.kind == "mode" else "before", target=verdict.target, local=local,
             )
-            yield Candidate(self.code, summary.applications[position].site, _message(verdict, said), None, insert)
+            yield Candidate(self.code, site, _message(verdict, said), None, insert)
 
 
 def _fold(verdict: Verdict, choice: str) -> tuple[str, str, bool, str]:
