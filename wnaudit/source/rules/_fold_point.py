@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import logging
 from functools import lru_cache
-from pathlib import Path
 from typing import Iterator, Sequence
 
 from .. import notebook
@@ -150,13 +149,13 @@ def _parsed(text: str) -> ast.Module | None:
         return None
 
 
-def no_fold_point(file: str, line: int, target: str) -> bool:
-    """Whether the model ``target`` at ``line`` of ``file`` has no safe point for the fold (see ``built_unloaded``)."""
-    if not target.startswith("self."):
+def no_fold_point(file: str, data: bytes | None, line: int, target: str) -> bool:
+    """Whether the model ``target`` at ``line`` of ``file`` (its bytes as the run sees them) has no safe point for the fold."""
+    if not target.startswith("self.") or data is None:
         return False
     try:
-        text = notebook.read_view(file).text if notebook.is_notebook(Path(file)) else Path(file).read_text(encoding="utf-8-sig")
-    except (OSError, SourceError, UnicodeDecodeError) as error:
+        text = notebook.notebook_view(data).text if notebook.is_notebook(file) else data.decode("utf-8-sig")
+    except (SourceError, UnicodeDecodeError, ValueError) as error:
         log.debug("WN110: cannot read %s to place the fold: %s", file, error)
         return False
     tree = _parsed(text)
