@@ -65,6 +65,17 @@ CASES: dict[str, tuple[str, Callable[[ModuleType, str], torch.nn.Module]]] = {
         "        self.n = 1\n\n    @torch.no_grad()\n    def forward(self, mel):\n        return self.vocoder(mel)\n",
         lambda m, p: m.Server(p).vocoder,
     ),
+    "eval-in-an-if-load-after-it": (
+        "def load(path, serving=True):\n    model = Generator()\n    if serving:\n        model.eval()\n"
+        "    model.load_state_dict(torch.load(path, weights_only=True))\n    return model\n",
+        lambda m, p: m.load(p),
+    ),
+    "init-assigned-in-an-if-load-after-it": (
+        "class Server:\n    def __init__(self, path, device=\"cpu\"):\n        if device:\n"
+        "            self.vocoder = Generator().to(device)\n        else:\n            self.vocoder = Generator()\n"
+        "        self.vocoder.load_state_dict(torch.load(path, weights_only=True))\n" + SERVER_CALL,
+        lambda m, p: m.Server(p).vocoder,
+    ),
     "two-loads-fold-after-the-last": (
         "def load(path):\n    model = Generator()\n    model.eval()\n"
         "    model.load_state_dict(torch.load(path, weights_only=True))\n    x = 1\n"

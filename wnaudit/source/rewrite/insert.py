@@ -57,6 +57,19 @@ def add_imports(module: cst.Module, done: Sequence[Candidate]) -> cst.Module:
     return module
 
 
+def _blocks(statement: cst.CSTNode) -> list[cst.IndentedBlock]:
+    """The blocks of a compound statement (its body, ``elif``/``else``, handlers, ``finally``), not deeper ones."""
+    found: list[cst.IndentedBlock] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+            found.append(node)
+            return False
+
+    statement.visit(_Find())
+    return found
+
+
 class Inserter(cst.CSTTransformer):
     """Adds the candidates' statements while a transformer walks the module (positions: the file as it was)."""
 
@@ -136,12 +149,41 @@ class Inserter(cst.CSTTransformer):
                 continue
             if insert.placement == "before":
                 return index if outermost else None
-            if not isinstance(statement, cst.SimpleStatementLine):
-                return None  # the site is inside a compound statement: its own block places it
-            if any(isinstance(small, cst.Return) for small in statement.body):
+            if statement is not self._anchor(insert.line, insert.target):
+                return None  # the fold belongs in a block nested in this one, or in one enclosing it
+            if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in statement.body):
                 return index
             return self._after_loads(body, index, insert.target)
         return None
+
+    def _scope(self) -> list:
+        """The statements of the innermost function being walked (the module's outside any)."""
+        return list(self._functions[-1].body.body) if self._functions else list(self.module.body)
+
+    def _anchor(self, line: int, target: str) -> cst.CSTNode | None:
+        """The statement, holding ``line``, after which the fold goes (``_after_loads`` then skips the loads after it).
+
+        The one at the outermost level of the scope whose block loads ``target``
+        later (a load after the ``if`` that holds the ``eval()``), else the site's own.
+        """
+        statements = self._scope()
+        while True:
+            holding = [i for i, s in enumerate(statements) if self._contains(s, line)]
+            if not holding:
+                return None
+            index = holding[0]
+            statement = statements[index]
+            if isinstance(statement, cst.SimpleStatementLine) or any(self._loads(s, target) for s in statements[index + 1:]):
+                return statement
+            inner = [b for b in _blocks(statement) if self._contains(b, line)]
+            if not inner:
+                return None
+            statements = list(inner[0].body)
+
+    def _loads(self, statement: cst.CSTNode, target: str) -> bool:
+        finder = _Loads(self.module, target)
+        statement.visit(finder)
+        return finder.found
 
     def _after_loads(self, body: list, index: int, target: str) -> int:
         """The position after ``body[index]`` and after the last later statement that loads ``target`` (``rules/_fold_point.py``).
@@ -150,9 +192,7 @@ class Inserter(cst.CSTTransformer):
         """
         last = index
         for later in range(index + 1, len(body)):
-            finder = _Loads(self.module, target)
-            body[later].visit(finder)
-            if finder.found:
+            if self._loads(body[later], target):
                 last = later
         return last + 1
 
@@ -164,8 +204,9 @@ class Inserter(cst.CSTTransformer):
         first = self._first_assignment(cls, insert.target)
         if first is None:
             return None
+        start = self._range(first)[0]
         for index, statement in enumerate(body):
-            if statement is first:
+            if self._contains(statement, start) and statement is self._anchor(start, insert.target):
                 return self._after_loads(body, index, insert.target)
         return None
 
