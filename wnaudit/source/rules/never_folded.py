@@ -96,8 +96,8 @@ _PARTS = (
 )
 #: Why a model ``__init__`` builds bare takes no fix: its weights come in after, outside that scope.
 _NO_FIX = (
-    " (no fix offered: `__init__` builds `{target}` without its weights and loads none, "
-    "and a fold before the load would break it)"
+    "; no fix offered: `__init__` builds `{target}` without its weights and loads none, "
+    "and a fold before the load would break it"
 )
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
