@@ -1,12 +1,16 @@
 """Add a statement at a site: the fold WN110 proposes, where the serving code can take it.
 
 ``after``: right after the statement that puts the model in eval mode, but
-after any later ``load_state_dict``/``load`` of the same model in that block
-(a fold before the load would make its keys no longer match).  ``before``:
+after the last later statement of that block that loads weights into the
+model or what holds it (``model.load_state_dict``, ``self.load_state_dict``
+for ``self.vocoder``, ``load_checkpoint(model, ...)``, nested in an ``if`` or
+``with`` too): a fold before the load renames the keys the checkpoint has.  ``before``:
 before the statement of the enclosing function that holds the site (the
 ``with torch.inference_mode():`` block, the ``torch.compile`` call), so the
 model is folded before it is captured or run.  A model kept on ``self`` is
-folded right after the ``self.<name> = ...`` assignment that builds it.
+folded right after the ``self.<name> = ...`` assignment that builds it (and
+after its loads there); where ``__init__`` builds it bare and loads nothing,
+the rule offers no fix.
 """
 
 from __future__ import annotations
@@ -16,10 +20,34 @@ from typing import Mapping, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from ..rules._fold_point import is_load
 from ..rules.base import Candidate, Insertion
 from .support import Statement, insert_import
 
-_LOADS = (".load_state_dict(", ".load(")
+
+
+class _Loads(cst.CSTVisitor):
+    """Finds a load of the target in a statement, not looking into nested functions or classes (another scope)."""
+
+    def __init__(self, module: cst.Module, target: str) -> None:
+        super().__init__()
+        self.module = module
+        self.target = target
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        arguments = [self.module.code_for_node(a.value) for a in node.args]
+        if is_load(self.module.code_for_node(node.func), arguments, self.target):
+            self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 def add_imports(module: cst.Module, done: Sequence[Candidate]) -> cst.Module:
@@ -27,6 +55,19 @@ def add_imports(module: cst.Module, done: Sequence[Candidate]) -> cst.Module:
     for name in sorted({c.insert.module for c in done if c.insert is not None and c.insert.module}):
         module = insert_import(module, name)
     return module
+
+
+def _blocks(statement: cst.CSTNode) -> list[cst.IndentedBlock]:
+    """The blocks of a compound statement (its body, ``elif``/``else``, handlers, ``finally``), not deeper ones."""
+    found: list[cst.IndentedBlock] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+            found.append(node)
+            return False
+
+    statement.visit(_Find())
+    return found
 
 
 class Inserter(cst.CSTTransformer):
@@ -108,19 +149,50 @@ class Inserter(cst.CSTTransformer):
                 continue
             if insert.placement == "before":
                 return index if outermost else None
-            if not isinstance(statement, cst.SimpleStatementLine):
-                return None  # the site is inside a compound statement: its own block places it
-            if any(isinstance(small, cst.Return) for small in statement.body):
+            if statement is not self._anchor(insert.line, insert.target):
+                return None  # the fold belongs in a block nested in this one, or in one enclosing it
+            if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in statement.body):
                 return index
             return self._after_loads(body, index, insert.target)
         return None
 
+    def _scope(self) -> list:
+        """The statements of the innermost function being walked (the module's outside any)."""
+        return list(self._functions[-1].body.body) if self._functions else list(self.module.body)
+
+    def _anchor(self, line: int, target: str) -> cst.CSTNode | None:
+        """The statement, holding ``line``, after which the fold goes (``_after_loads`` then skips the loads after it).
+
+        The one at the outermost level of the scope whose block loads ``target``
+        later (a load after the ``if`` that holds the ``eval()``), else the site's own.
+        """
+        statements = self._scope()
+        while True:
+            holding = [i for i, s in enumerate(statements) if self._contains(s, line)]
+            if not holding:
+                return None
+            index = holding[0]
+            statement = statements[index]
+            if isinstance(statement, cst.SimpleStatementLine) or any(self._loads(s, target) for s in statements[index + 1:]):
+                return statement
+            inner = [b for b in _blocks(statement) if self._contains(b, line)]
+            if not inner:
+                return None
+            statements = list(inner[0].body)
+
+    def _loads(self, statement: cst.CSTNode, target: str) -> bool:
+        finder = _Loads(self.module, target)
+        statement.visit(finder)
+        return finder.found
+
     def _after_loads(self, body: list, index: int, target: str) -> int:
-        """The position after ``body[index]`` and after any later statement that loads ``target``."""
+        """The position after ``body[index]`` and after the last later statement that loads ``target`` (``rules/_fold_point.py``).
+
+        A fold before a load renames the keys the checkpoint has, so the load fails (or, not strict, loads nothing).
+        """
         last = index
         for later in range(index + 1, len(body)):
-            text = self.module.code_for_node(body[later])
-            if any(f"{target}{load}" in text for load in _LOADS):
+            if self._loads(body[later], target):
                 last = later
         return last + 1
 
@@ -132,8 +204,9 @@ class Inserter(cst.CSTTransformer):
         first = self._first_assignment(cls, insert.target)
         if first is None:
             return None
+        start = self._range(first)[0]
         for index, statement in enumerate(body):
-            if statement is first:
+            if self._contains(statement, start) and statement is self._anchor(start, insert.target):
                 return self._after_loads(body, index, insert.target)
         return None
 

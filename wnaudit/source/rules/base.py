@@ -110,7 +110,8 @@ class Insertion:
     #: The statement to add, and the module it needs imported (``import wnaudit``; "": none).
     statement: str
     module: str
-    #: "after": after the site's statement (and after the loads of ``target`` that follow it);
+    #: "after": after the site's statement and after the loads of ``target`` (or what holds it) that follow it
+    #: in its function, enclosing blocks included (``rewrite/insert.py``): a fold renames the checkpoint's keys;
     #: "before": before the statement of the enclosing function that holds the site.
     placement: str
     #: The model as written at the site (``model``, ``self.vocoder``).

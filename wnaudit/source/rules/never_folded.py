@@ -22,6 +22,7 @@ from ..model import Application, Built, FileSummary, Removal
 from ..reading import SourceError
 from ..derived_cache import Verdict
 from . import _selection_examples as selection
+from ._fold_point import no_fold_point
 from .base import LEGACY, LOCAL_FOLD, LOCAL_FOLD_TEXT, MODERN, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
@@ -92,6 +93,11 @@ _PARTS = (
     "        self.model = load()\n\n"
     "    @torch.no_grad()\n"
     "    def __call__(self, mel):\n"
+)
+#: Why a model ``__init__`` builds bare takes no fix: its weights come in after, outside that scope.
+_NO_FIX = (
+    "; no fix offered: `__init__` builds `{target}` without its weights and loads none, "
+    "and a fold before the load would break it"
 )
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
@@ -281,7 +287,27 @@ class NeverFoldedWeightNorm(Rule):
             "        return model\n\n\n"
             + _GENERATOR.replace("class Generator(nn.Module)", "class Generator(PretrainedVocoder)"),
         ),
-        # Run under no_grad by a serving class: folded where the class builds it.
+        # Run under no_grad by a serving class that loads the weights where it builds the model: folded after the load.
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "class Server:\n"
+            "    def __init__(self, path):\n"
+            "        self.vocoder = Generator().to(\"cpu\")\n"
+            "        self.vocoder.load_state_dict(torch.load(path, weights_only=True))\n\n"
+            "    @torch.no_grad()\n"
+            "    def __call__(self, mel):\n"
+            "        return self.vocoder(mel)\n",
+            _FIXED_HEADER + _GENERATOR + "\n\n"
+            "class Server:\n"
+            "    def __init__(self, path):\n"
+            "        self.vocoder = Generator().to(\"cpu\")\n"
+            "        self.vocoder.load_state_dict(torch.load(path, weights_only=True))\n"
+            "        _fold_weight_norm_for_inference(self.vocoder)\n\n"
+            "    @torch.no_grad()\n"
+            "    def __call__(self, mel):\n"
+            "        return self.vocoder(mel)\n",
+        ),
+        # Built bare in ``__init__``, its weights loaded elsewhere: no point there has them in, so no fix is offered.
         Invalid(
             _HEADER + _GENERATOR + "\n\n"
             "class Server:\n"
@@ -289,15 +315,23 @@ class NeverFoldedWeightNorm(Rule):
             "        self.vocoder = Generator().to(\"cpu\")\n\n"
             "    @torch.no_grad()\n"
             "    def __call__(self, mel):\n"
-            "        return self.vocoder(mel)\n",
+            "        return self.vocoder(mel)\n"
+        ),
+        # Loaded by a loader in the same block, after the eval(): folded after the load (it would miss the keys).
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def load(path):\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    load_checkpoint(model, path)\n"
+            "    return model\n",
             _FIXED_HEADER + _GENERATOR + "\n\n"
-            "class Server:\n"
-            "    def __init__(self):\n"
-            "        self.vocoder = Generator().to(\"cpu\")\n"
-            "        _fold_weight_norm_for_inference(self.vocoder)\n\n"
-            "    @torch.no_grad()\n"
-            "    def __call__(self, mel):\n"
-            "        return self.vocoder(mel)\n",
+            "def load(path):\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    load_checkpoint(model, path)\n"
+            "    _fold_weight_norm_for_inference(model)\n"
+            "    return model\n",
         ),
         # The function the ``__main__`` block runs also serves requests: an inference path.
         Invalid(
@@ -378,11 +412,15 @@ class NeverFoldedWeightNorm(Rule):
             if verdict is None:
                 continue
             statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
+            site = summary.applications[position].site
+            if no_fold_point(verdict.file, context.workspace.source_bytes(Path(verdict.file)), verdict.line, verdict.target):
+                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(target=verdict.target), None)
+                continue
             insert = Insertion(
                 file=verdict.file, line=verdict.line, statement=statement, module=module,
                 placement="after" if verdict.kind == "mode" else "before", target=verdict.target, local=local,
             )
-            yield Candidate(self.code, summary.applications[position].site, _message(verdict, said), None, insert)
+            yield Candidate(self.code, site, _message(verdict, said), None, insert)
 
 
 def _fold(verdict: Verdict, choice: str) -> tuple[str, str, bool, str]:
