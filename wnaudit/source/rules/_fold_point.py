@@ -145,7 +145,7 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def _parsed(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # too deep for the parser: no place known
         return None
 
 
