@@ -59,6 +59,7 @@ from .model import Generator
 def load():
     model = Generator()
     model.eval()
+    model.load_state_dict(torch.load("vocoder.pt", weights_only=True))
     return model
 
 
@@ -266,8 +267,12 @@ def test_cross_file_fix_folds_in_the_serving_file_and_the_model_then_serves(voc:
     serve = (voc / "voc" / "serve.py").read_text()
     assert "wnaudit" not in serve.replace("(added by wnaudit --fix)", "")  # the project does not use wnaudit: no dependency
     assert serve.count("def _fold_weight_norm_for_inference(model):") == 1
-    assert "    model.eval()\n    _fold_weight_norm_for_inference(model)\n    return model\n" in serve
+    load_then_fold = '    model.load_state_dict(torch.load("vocoder.pt", weights_only=True))\n    _fold_weight_norm_for_inference(model)\n'
+    assert "    model.eval()\n" + load_then_fold + "    return model\n" in serve  # after the weights are in
     assert _wn110([voc]) == []
+    saved = "import torch\nfrom voc.model import Generator\ntorch.save(Generator().state_dict(), 'vocoder.pt')\n"
+    done = subprocess.run([sys.executable, "-c", saved], cwd=voc, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr  # the unfixed model's checkpoint, which the fixed code must still load
     script = (
         "import torch\nfrom voc.serve import load, synthesize\n"
         "m = load()\nassert not any(hasattr(x, 'parametrizations') for x in m.modules())\n"

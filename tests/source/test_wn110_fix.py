@@ -176,7 +176,7 @@ def test_own_removal_method_only_where_it_folds_all_the_model_holds(tmp_path: Pa
 def test_local_fold_is_added_once_per_file_with_import_torch_and_a_second_fix_changes_nothing(tmp_path: Path):
     layer = "(nn.Module):\n    def __init__(self):\n        super().__init__()\n" + CONV + "\n    def forward(self, x):\n        return self.conv(x)\n"
     model = HEADER.replace("import torch\n", "") + "class A" + layer + "\n\nclass B" + layer
-    serve = "\n\ndef one():\n    a = A()\n    a.eval()\n    return a\n\n\ndef two():\n    b = B()\n    b.eval()\n    return b\n"
+    serve = "\n\ndef one(x):\n    a = A()\n    a.eval()\n    return a(x)\n\n\ndef two(x):\n    b = B()\n    b.eval()\n    return b(x)\n"
     root = _project(tmp_path, {"serve.py": model + serve})
     messages, after = _fix(root, "serve.py")
     fixed = (root / "serve.py").read_text()

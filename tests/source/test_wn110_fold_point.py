@@ -178,4 +178,34 @@ def test_a_serving_file_too_deep_for_the_parser_gives_no_fold_point_question_an_
     from wnaudit.source.rules._fold_point import no_fold_point
 
     deep = b"class Server:\n    def __init__(self):\n        self.vocoder = " + b"-" * 200_000 + b"1\n"
-    assert no_fold_point("serve.py", deep, 3, "self.vocoder") is False
+    assert no_fold_point("serve.py", deep, 3, "self.vocoder") == ""
+
+
+RETURNED_BARE = (
+    "def build():\n    model = Generator()\n    model.eval()\n    return model\n\n\n"
+    "def serve(path, mel):\n    model = build()\n    model.load_state_dict(torch.load(path, weights_only=True))\n"
+    "    with torch.no_grad():\n        return model(mel)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "serving", [RETURNED_BARE, RETURNED_BARE.replace("    model.eval()\n    return model\n", "    return model.eval()\n")],
+    ids=["eval-then-return", "return-eval"],
+)
+def test_a_builder_returning_the_model_bare_for_its_caller_to_load_is_reported_with_no_fix(tmp_path: Path, serving: str):
+    """A fold in ``build()`` would come before ``serve()``'s load: the fixed code could not load its checkpoint."""
+    root = _project(tmp_path, serving)
+    options = RunOptions(config=load_config([root / "serve.py"]))
+    [finding] = [f for f in lint_files([root / "serve.py"], options).findings if f.code == "WN110"]
+    assert not finding.fixable
+    assert "no fix offered: `build()` builds `model` without its weights and returns it for its caller to load" in finding.message
+    assert _fix(root) == ([], ["WN110"])
+    assert (root / "serve.py").read_text() == HEADER + serving
+
+
+def test_a_builder_that_loads_before_returning_keeps_the_fix(tmp_path: Path):
+    serving = RETURNED_BARE.replace("    model.eval()\n", "    model.load_state_dict(torch.load('g.pt', weights_only=True))\n    model.eval()\n")
+    root = _project(tmp_path, serving)
+    messages, after = _fix(root)
+    assert messages and after == []
+    assert f"    model.eval()\n    {FOLD_HELPER}(model)\n    return model\n" in (root / "serve.py").read_text()

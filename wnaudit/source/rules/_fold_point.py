@@ -105,6 +105,45 @@ def _class_at(tree: ast.Module, line: int) -> ast.ClassDef | None:
     return found
 
 
+def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function holding ``line``."""
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if found is None or node.lineno > found.lineno:
+                found = node
+    return found
+
+
+def _is_target(value: ast.expr | None, target: str) -> bool:
+    """``target`` itself, or a call chained on it that returns the same module (``model.eval()``, ``model.to(d)``)."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SAME_MODULE:
+        value = value.func.value
+    return isinstance(value, ast.Name) and value.id == target
+
+
+def returned_unloaded(tree: ast.Module, line: int, target: str) -> str:
+    """The function that builds the local ``target`` bare, loads nothing into it and returns it ("": not so).
+
+    ``def build(): model = Generator(); model.eval(); return model``: its
+    caller loads the weights (``build().load_state_dict(sd)``), so a fold placed
+    in the function would come before the load.
+    """
+    function = _function_at(tree, line)
+    if function is None or not target.isidentifier():
+        return ""
+    statements = list(_statements(function.body))
+    assigned = [a for a in _assignments(function, target) if any(a is s for s in statements)]
+    first = min(assigned, key=lambda a: (a.lineno, a.col_offset), default=None)
+    if first is None or first.value is None or not is_bare_construction(first.value):
+        return ""
+    end = first.end_lineno or first.lineno
+    if any(s.lineno > end and loads(s, target) for s in statements):
+        return ""
+    returns = any(isinstance(s, ast.Return) and _is_target(s.value, target) for s in statements)
+    return function.name if returns else ""
+
+
 def built_unloaded(tree: ast.Module, line: int, target: str) -> bool:
     """``self.<name>`` is first assigned in ``__init__`` from a bare construction, and ``__init__`` loads nothing into it.
 
@@ -149,14 +188,22 @@ def _parsed(text: str) -> ast.Module | None:
         return None
 
 
-def no_fold_point(file: str, data: bytes | None, line: int, target: str) -> bool:
-    """Whether the model ``target`` at ``line`` of ``file`` (its bytes as the run sees them) has no safe point for the fold."""
-    if not target.startswith("self.") or data is None:
-        return False
+def no_fold_point(file: str, data: bytes | None, line: int, target: str) -> str:
+    """Why the model ``target`` at ``line`` of ``file`` (its bytes as the run sees them) has no safe point for the fold.
+
+    "" when it has one (the fixer places the fold after the last load in scope).
+    """
+    if data is None:
+        return ""
     try:
         text = notebook.notebook_view(data).text if notebook.is_notebook(file) else data.decode("utf-8-sig")
     except (SourceError, UnicodeDecodeError, ValueError) as error:
         log.debug("WN110: cannot read %s to place the fold: %s", file, error)
-        return False
+        return ""
     tree = _parsed(text)
-    return tree is not None and built_unloaded(tree, line, target)
+    if tree is None:
+        return ""
+    if target.startswith("self."):
+        return f"`__init__` builds `{target}` without its weights and loads none" if built_unloaded(tree, line, target) else ""
+    builder = returned_unloaded(tree, line, target)
+    return f"`{builder}()` builds `{target}` without its weights and returns it for its caller to load" if builder else ""

@@ -25,7 +25,10 @@ _ENCODER = (
     "        return self.conv(x)\n\n\n"
 )
 _CONFIG = 'CONFIG = {{"encoder": {{"channels": 1, "norm": "{norm}"}}}}\n\n\n'
-_LOAD = "def load():\n    model = Encoder(**CONFIG[\"encoder\"])\n    model.eval()\n{fold}    return model\n"
+_LOAD = (
+    "def load(path):\n    model = Encoder(**CONFIG[\"encoder\"])\n"
+    "    model.load_state_dict(torch.load(path, weights_only=True))\n    model.eval()\n{fold}    return model\n"
+)
 _FLAGGED = (
     "class Block(nn.Module):\n"
     "    def __init__(self, use_weight_norm=False):\n"

@@ -94,11 +94,8 @@ _PARTS = (
     "    @torch.no_grad()\n"
     "    def __call__(self, mel):\n"
 )
-#: Why a model ``__init__`` builds bare takes no fix: its weights come in after, outside that scope.
-_NO_FIX = (
-    "; no fix offered: `__init__` builds `{target}` without its weights and loads none, "
-    "and a fold before the load would break it"
-)
+#: Why a model built bare takes no fix where its weights come in after, outside that scope (``_fold_point``).
+_NO_FIX = "; no fix offered: {why}, and a fold before the load would break it"
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
     "\n    def remove_weight_norm(self):\n"
@@ -239,12 +236,14 @@ class NeverFoldedWeightNorm(Rule):
     INVALID = (
         # Shape b (issue 22): the block's removal is called only from the vocoder's, which nothing calls.
         Invalid(
-            _HEADER + _CHAIN + "def load():\n"
+            _HEADER + _CHAIN + "def load(path):\n"
             "    vocoder = Vocoder()\n"
+            "    vocoder.load_state_dict(torch.load(path, weights_only=True))\n"
             "    vocoder.eval()\n"
             "    return vocoder\n",
-            _FIXED_HEADER + _CHAIN + "def load():\n"
+            _FIXED_HEADER + _CHAIN + "def load(path):\n"
             "    vocoder = Vocoder()\n"
+            "    vocoder.load_state_dict(torch.load(path, weights_only=True))\n"
             "    vocoder.eval()\n"
             "    _fold_weight_norm_for_inference(vocoder)\n"
             "    return vocoder\n",
@@ -316,6 +315,19 @@ class NeverFoldedWeightNorm(Rule):
             "    @torch.no_grad()\n"
             "    def __call__(self, mel):\n"
             "        return self.vocoder(mel)\n"
+        ),
+        # Built bare and returned for the caller to load: a fold in the builder would come before the load, so no fix.
+        Invalid(
+            _HEADER + _GENERATOR + "\n\n"
+            "def build():\n"
+            "    model = Generator()\n"
+            "    model.eval()\n"
+            "    return model\n\n\n"
+            "def serve(path, mel):\n"
+            "    model = build()\n"
+            "    model.load_state_dict(torch.load(path, weights_only=True))\n"
+            "    with torch.no_grad():\n"
+            "        return model(mel)\n"
         ),
         # Loaded by a loader in the same block, after the eval(): folded after the load (it would miss the keys).
         Invalid(
@@ -413,8 +425,9 @@ class NeverFoldedWeightNorm(Rule):
                 continue
             statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
             site = summary.applications[position].site
-            if no_fold_point(verdict.file, context.workspace.source_bytes(Path(verdict.file)), verdict.line, verdict.target):
-                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(target=verdict.target), None)
+            why = no_fold_point(verdict.file, context.workspace.source_bytes(Path(verdict.file)), verdict.line, verdict.target)
+            if why:
+                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=why), None)
                 continue
             insert = Insertion(
                 file=verdict.file, line=verdict.line, statement=statement, module=module,
