@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import gc
+import os
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,23 @@ def test_no_collection_walks_a_serving_files_tree(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(index, "serving_facts", observed)
     assert _index(tmp_path, None).facts(paths[0].parent / "serve.py") is not None
     assert enabled == [False] and gc.isenabled()
+
+
+def _killed(task: object) -> object:
+    os._exit(1)  # a worker killed (out of memory): the pool is broken for every later task
+
+
+def test_a_killed_worker_breaks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _package(tmp_path)
+    serve, mid = paths[0].parent / "serve.py", paths[0].parent / "mid.py"
+    own = [_index(tmp_path, None).facts(serve), _index(tmp_path, None).facts(mid)]
+    monkeypatch.setattr(ahead, "facts_in_worker", _killed)
+    workers = ahead.ServingAhead(2)
+    try:
+        found = _index(tmp_path, workers)
+        found._read_ahead([serve])
+        concurrent.futures.wait(list(workers._futures.values()))
+        found._read_ahead([mid])  # submitted to a broken pool: not an error
+        assert [found.facts(serve), found.facts(mid)] == own
+    finally:
+        workers.close()

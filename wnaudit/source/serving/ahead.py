@@ -47,7 +47,10 @@ class ServingAhead:
         if self._pool is None:
             logger.debug("serving facts in %d processes", self.workers)
             self._pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.workers)
-        self._futures[key] = self._pool.submit(facts_in_worker, (data, path_text, module, is_package))
+        try:
+            self._futures[key] = self._pool.submit(facts_in_worker, (data, path_text, module, is_package))
+        except RuntimeError as error:  # a worker was lost and the pool is broken: the index parses the rest itself
+            logger.debug("serving facts not computed ahead: %r", error)
 
     def take(self, key: str) -> ServingFacts | None:
         """The facts of ``key`` from a worker (waited for once started); None: compute them here."""
