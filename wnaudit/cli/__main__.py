@@ -1,5 +1,5 @@
 """``python -m wnaudit.cli``: the same as the ``wnaudit`` console script."""
 
-from .command import main
+from .command import process_main
 
-main()
+process_main()

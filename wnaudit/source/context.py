@@ -60,6 +60,7 @@ class Context:
             self._serving = ServingIndex(
                 self.workspace.project, self.workspace.source_bytes, self.workspace.import_edges, self.workspace.summaries,
                 self.workspace.project_files, self.workspace.serving_facts, self.workspace.config_targets,
+                self.workspace.serving_ahead,
             )
         return self._serving
 

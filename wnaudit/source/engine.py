@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..common.config import Config
 from ..common.findings import Finding, InputError, RunResult
+from ..common.gc_pause import fewer_collections
 from ..common.options import RunOptions
 from .context import Context
 from .diff import unified_patch
@@ -80,16 +81,24 @@ def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
 
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
+    with fewer_collections():  # the run's long-lived facts would be walked by collection after collection
+        return _lint_files(files, options)
+
+
+def _lint_files(files: list[Path], options: RunOptions) -> RunResult:
     config, result = options.config, RunResult()
     inputs = gather_inputs(files, config.max_source_bytes)
     if options.fix:
         result.errors.extend(recover(inputs.names))  # a fix an interruption left half-renamed is finished first
     workspace = cached_workspace(config, options.cache, inputs.files)
-    found = scan(inputs, options, workspace)
-    result.errors.extend(InputError(item.path, item.error) for item in found.scanned if item.error is not None)
-    context = Context(found.summaries, workspace=workspace)
-    plan = plan_fixes(found.summaries, config, context, options.unsafe_fixes, found.run_files)
-    served = serving_syntax_errors(context, found.unparsed(), workspace)
+    try:
+        found = scan(inputs, options, workspace)
+        result.errors.extend(InputError(item.path, item.error) for item in found.scanned if item.error is not None)
+        context = Context(found.summaries, workspace=workspace)
+        plan = plan_fixes(found.summaries, config, context, options.unsafe_fixes, found.run_files)
+        served = serving_syntax_errors(context, found.unparsed(), workspace)
+    finally:
+        workspace.close_workers()
     result.errors.extend(InputError(path, message) for path, message in served)
     result.parsed_sources = sum(item.parsed for item in found.scanned) + len(served)
     workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
@@ -128,9 +137,12 @@ def _relint(found: Scan, options: RunOptions) -> list[Finding]:
     """What remains, decided from the disk after the writes (another run may have fixed files meanwhile)."""
     inputs = gather_inputs([Path(path) for path in found.given.values()], options.config.max_source_bytes)
     workspace = new_workspace(options.config)  # fresh: a fix may change what another file's names stand for
-    again = scan(inputs, options, workspace)
-    context = Context(again.summaries, workspace=workspace)
-    return placed(findings_of(again.summaries, context, options.config, again.run_files), inputs)
+    try:
+        again = scan(inputs, options, workspace)
+        context = Context(again.summaries, workspace=workspace)
+        return placed(findings_of(again.summaries, context, options.config, again.run_files), inputs)
+    finally:
+        workspace.close_workers()
 
 
 def lint_source(source: str | bytes, path: str, config: Config | None = None) -> list[Finding]:

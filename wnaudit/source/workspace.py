@@ -29,6 +29,7 @@ from .project import ImportBinding, Location, Project, RawImport, package_of, re
 from .reading import SourceError
 from .resolve import API_ROOTS
 from .serving import facts_cache
+from .serving.ahead import ServingAhead
 from .serving.configs import config_targets, plain_targets
 from .serving.facts import ServingFacts
 from .serving.walk import project_files
@@ -164,6 +165,8 @@ class Workspace:
         self.serving_facts: dict[str, ServingFacts] = {}
         #: Byte facts the ``-j`` workers computed ahead of the prefilter (``pipeline/scan.py``), by content digest.
         self.facts_ahead: dict[bytes, ContentFacts] = {}
+        #: Workers for WN110's index, set by a scan that computed byte facts ahead (a big run with nothing kept).
+        self.serving_ahead: ServingAhead | None = None
 
     def keep_serving(self, digest: bytes, location: Location, found: ServingFacts) -> None:
         """Serving facts of a file's bytes (``digest``) where it sits, for WN110's index (and its cache)."""
@@ -430,6 +433,12 @@ class Workspace:
             serving_reads=dict(self._seen_serving), walks={key: [str(p) for p in found] for key, found in self._walks.items()},
             configs=dict(self._configs),
         )
+
+    def close_workers(self) -> None:
+        """Stop the serving-facts workers (a run's last use of them is its rules)."""
+        if self.serving_ahead is not None:
+            self.serving_ahead.close()
+            self.serving_ahead = None
 
     def save_caches(self) -> None:
         """Write back what this run added to the caches (silent on failure)."""

@@ -11,6 +11,7 @@ import ast
 import sys
 import warnings
 
+from ...common.gc_pause import cyclic_gc_paused
 from ..analysis import Aliases, analyze, deep_recursion, parse_pieces
 from ...core import catalogue
 from ..model import FileSummary
@@ -124,7 +125,7 @@ def serves(summary: FileSummary) -> bool:
 def serving_facts_of(data: bytes, path: str, location: Location) -> ServingFacts | None:
     """WN110's serving facts of a file, as ``ServingIndex.facts`` computes them (None: it could not; the index reports that)."""
     try:
-        with deep_recursion():
+        with deep_recursion(), cyclic_gc_paused():  # as the index computes them
             return serving_facts(parse_pieces(decode(data).text, path), location.module, location.is_package)
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None

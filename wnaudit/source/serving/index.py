@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
 from ..analysis import deep_recursion, parse_pieces
 from ..project import ImportBinding, Project
@@ -32,6 +33,7 @@ from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
+from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
 from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
@@ -93,13 +95,15 @@ class ServingIndex:
         self, project: Project, read: Callable[[Path], "bytes | None"],
         imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "SummaryCache | None" = None,
         walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None, known: "dict[str, ServingFacts] | None" = None,
-        configs: "Callable[[Path], dict[str, set[str]]] | None" = None,
+        configs: "Callable[[Path], dict[str, set[str]]] | None" = None, ahead: "ServingAhead | None" = None,
     ) -> None:
         #: What the YAML configs under a directory build (``configs.config_targets``; the workspace's keeps it).
         self._config_targets = configs or config_targets
         self.project = project
         #: Facts computed beside the analyses, in the workers (``facts_cache.facts_key`` -> facts).
         self._known = known or {}
+        #: Workers parsing the files of a list the index is about to read (``ahead.py``; None: all parsed here).
+        self._ahead = ahead
         #: The project's files under a root (``walk.project_files``; the workspace's keeps what it found).
         self._walk = walk or (lambda root, whole: tuple(project_files(root, whole)))
         #: Where parsed facts are kept between runs (the summary cache; None: parse every run).
@@ -147,9 +151,14 @@ class ServingIndex:
         location = self.project.locate(path)
         key = facts_cache.facts_key(digest_of(data), location.module, location.is_package)
         found = self._known.get(key) or (facts_cache.load(self._cache, key) if self._cache is not None else None)
+        if found is None and self._ahead is not None:
+            found = self._ahead.take(key)
+            if found is not None and self._cache is not None:
+                facts_cache.store(self._cache, key, found)
         if found is None:
             try:
-                with deep_recursion():  # any tree CPython can build, as the analysis walks it
+                # Any tree CPython can build, as the analysis walks it; no collection rescans the tree meanwhile.
+                with deep_recursion(), cyclic_gc_paused():
                     found = serving_facts(parse_pieces(decode(data).text, str(path)), location.module, location.is_package)
             except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
@@ -159,6 +168,25 @@ class ServingIndex:
                 facts_cache.store(self._cache, key, found)
         self._facts[path] = found
         return found
+
+    def _read_ahead(self, files: Iterable[Path]) -> None:
+        """Have the workers parse the files of a list about to be read one by one (the facts not known yet).
+
+        Submitted last first: the workers work from the list's end while the index reads from its start,
+        parsing itself what no worker has started, so neither waits for the other.
+        """
+        if self._ahead is None:
+            return
+        for path in reversed(list(files)):
+            if path in self._facts:
+                continue
+            data = self._read(path)
+            if data is None:
+                continue
+            location = self.project.locate(path)
+            key = facts_cache.facts_key(digest_of(data), location.module, location.is_package)
+            if key not in self._known and (self._cache is None or facts_cache.load(self._cache, key) is None):
+                self._ahead.submit(key, data, str(path), location.module, location.is_package)
 
     def root_of(self, path: Path) -> tuple[Path, bool]:
         """The project directory of a file, and whether it was found by a marker (then walked whole)."""
@@ -587,6 +615,7 @@ class ServingIndex:
                     *self._typed_files(pool, known),
                 ]
                 files = list(dict.fromkeys(files))
+                self._read_ahead(files)
                 changed = True
                 while changed:  # chains inside the files found so far, before searching for the new names
                     changed = False
@@ -764,6 +793,7 @@ class ServingIndex:
         names |= {a for n in list(names) for a in self._aliases.get(n, ())}
         files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers)]
         files = [f for f in dict.fromkeys(files) if not is_test_file(f)]
+        self._read_ahead(files)
         live = self._live_methods(files)
         found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:

@@ -1,0 +1,153 @@
+"""WN110's serving files parsed in worker processes while the index links (issue 21, ``serving/ahead.py``).
+
+Where the index has a list of files it is about to read, a cold run over many
+files has workers parse them meanwhile; the index takes their facts by the
+digest of the bytes it read.  The answers are the ones it computes itself, and
+a worker that fails, or a task no worker has started, is computed here.
+Also: a lint collects cycles less often, and never while a serving file's
+syntax tree is walked (the collector would walk the tree again and again).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import gc
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.source.test_derived_cache import _answer, _voc
+from tests.source.test_serving_in_workers import SERVE_EVAL, _parsed_by_the_index
+from wnaudit.common.gc_pause import LINT_THRESHOLDS
+from wnaudit.common.options import RunOptions
+from wnaudit.source import engine
+from wnaudit.source.pipeline import scan
+from wnaudit.source.project import Project
+from wnaudit.source.serving import ahead, index
+from wnaudit.source.serving.index import ServingIndex
+
+
+def _package(root: Path) -> list[Path]:
+    package = _voc(root)
+    (package / "serve.py").write_text(SERVE_EVAL)
+    for number in range(12):
+        (package / f"extra{number}.py").write_text(f"VALUE = {number}\n")
+    return sorted(package.glob("*.py"))
+
+
+def _index(root: Path, workers: ahead.ServingAhead | None) -> ServingIndex:
+    return ServingIndex(Project([root]), lambda path: path.read_bytes(), lambda path: [], ahead=workers)
+
+
+def test_the_index_takes_the_facts_a_worker_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _package(tmp_path)
+    serve = paths[0].parent / "serve.py"
+    own = _index(tmp_path, None).facts(serve)
+    workers = ahead.ServingAhead(2)
+    try:
+        found = _index(tmp_path, workers)
+        found._read_ahead([serve])
+        concurrent.futures.wait(list(workers._futures.values()))
+        parsed = _parsed_by_the_index(monkeypatch)
+        assert found.facts(serve) == own
+        assert parsed == []  # taken from the worker, not parsed here
+    finally:
+        workers.close()
+
+
+def _failing(task: object) -> object:
+    raise MemoryError("a worker out of memory")
+
+
+def test_a_failed_worker_is_covered_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _package(tmp_path)
+    serve = paths[0].parent / "serve.py"
+    own = _index(tmp_path, None).facts(serve)
+    monkeypatch.setattr(ahead, "facts_in_worker", _failing)  # the forked workers run it too
+    workers = ahead.ServingAhead(2)
+    try:
+        found = _index(tmp_path, workers)
+        found._read_ahead([serve])
+        concurrent.futures.wait(list(workers._futures.values()))
+        parsed = _parsed_by_the_index(monkeypatch)
+        assert found.facts(serve) == own
+        assert parsed == ["voc.serve"]
+    finally:
+        workers.close()
+
+
+def test_a_cold_run_over_many_files_has_workers_parse_the_serving_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _package(tmp_path)
+    alone = _answer(paths, cache=False)  # jobs=1: no workers, the index parses everything itself
+    assert any(code == "WN110" for _, code, _, _ in alone)
+    monkeypatch.setattr(scan, "AHEAD_FILES", 4)
+    submitted: list[str] = []
+    closed: list[bool] = []
+    real_submit, real_close = ahead.ServingAhead.submit, ahead.ServingAhead.close
+
+    def counted(self: ahead.ServingAhead, key: str, data: bytes, path_text: str, module: str, is_package: bool) -> None:
+        submitted.append(module)
+        real_submit(self, key, data, path_text, module, is_package)
+
+    def closing(self: ahead.ServingAhead) -> None:
+        closed.append(True)
+        real_close(self)
+
+    monkeypatch.setattr(ahead.ServingAhead, "submit", counted)
+    monkeypatch.setattr(ahead.ServingAhead, "close", closing)
+    result = engine.lint_files(paths, RunOptions(jobs=2, cache=False))
+    answer = [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
+    assert answer == alone
+    assert "voc.serve" in submitted  # the serving file the index found by name went to the workers
+    assert closed  # and the workers are stopped with the run
+
+
+def test_a_lint_collects_cycles_less_often_and_restores_the_thresholds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _package(tmp_path)
+    seen: list[tuple[int, int, int]] = []
+    real = engine.scan
+
+    def observed(*args: object) -> object:
+        seen.append(gc.get_threshold())
+        return real(*args)  # type: ignore[arg-type]
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(engine, "scan", observed)
+    engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+    assert seen == [LINT_THRESHOLDS]
+    assert gc.get_threshold() == before
+
+
+def test_no_collection_walks_a_serving_files_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _package(tmp_path)
+    enabled: list[bool] = []
+    real = index.serving_facts
+
+    def observed(pieces: object, module: str, is_package: bool) -> object:
+        enabled.append(gc.isenabled())
+        return real(pieces, module, is_package)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "serving_facts", observed)
+    assert _index(tmp_path, None).facts(paths[0].parent / "serve.py") is not None
+    assert enabled == [False] and gc.isenabled()
+
+
+def _killed(task: object) -> object:
+    os._exit(1)  # a worker killed (out of memory): the pool is broken for every later task
+
+
+def test_a_killed_worker_breaks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = _package(tmp_path)
+    serve, mid = paths[0].parent / "serve.py", paths[0].parent / "mid.py"
+    own = [_index(tmp_path, None).facts(serve), _index(tmp_path, None).facts(mid)]
+    monkeypatch.setattr(ahead, "facts_in_worker", _killed)
+    workers = ahead.ServingAhead(2)
+    try:
+        found = _index(tmp_path, workers)
+        found._read_ahead([serve])
+        concurrent.futures.wait(list(workers._futures.values()))
+        found._read_ahead([mid])  # submitted to a broken pool: not an error
+        assert [found.facts(serve), found.facts(mid)] == own
+    finally:
+        workers.close()
