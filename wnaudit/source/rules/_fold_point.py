@@ -95,24 +95,38 @@ def _assignments(node: ast.AST, target: str) -> Iterator[ast.Assign | ast.AnnAss
             yield child
 
 
+def _path_to(tree: ast.Module, line: int) -> list[ast.stmt]:
+    """The statements holding ``line``, outermost first: a descent along line ranges, not a walk of the whole tree."""
+    path: list[ast.stmt] = []
+    body: list[ast.stmt] = tree.body
+    while True:
+        holder = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if holder is None:
+            return path
+        path.append(holder)
+        body = [s for s in _blocks(holder) if s.lineno <= line <= (s.end_lineno or s.lineno)]
+
+
+def _blocks(statement: ast.stmt) -> list[ast.stmt]:
+    """The statements directly nested in ``statement`` (bodies, branches, handlers, cases)."""
+    nested: list[ast.stmt] = []
+    for field in ("body", "orelse", "finalbody"):
+        nested.extend(getattr(statement, field, []))
+    for handler in getattr(statement, "handlers", []):
+        nested.extend(handler.body)
+    for case in getattr(statement, "cases", []):
+        nested.extend(case.body)
+    return nested
+
+
 def _class_at(tree: ast.Module, line: int) -> ast.ClassDef | None:
     """The innermost class holding ``line``."""
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            if found is None or node.lineno > found.lineno:
-                found = node
-    return found
+    return next((s for s in reversed(_path_to(tree, line)) if isinstance(s, ast.ClassDef)), None)
 
 
 def _function_at(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The innermost function holding ``line``."""
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            if found is None or node.lineno > found.lineno:
-                found = node
-    return found
+    return next((s for s in reversed(_path_to(tree, line)) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
 
 
 def _is_target(value: ast.expr | None, target: str) -> bool:
@@ -170,14 +184,8 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement of ``body`` and of the blocks nested in it, not those of nested functions or classes."""
     for statement in body:
         yield statement
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            yield from _statements(getattr(statement, field, []))
-        for handler in getattr(statement, "handlers", []):
-            yield from _statements(handler.body)
-        for case in getattr(statement, "cases", []):
-            yield from _statements(case.body)
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield from _statements(_blocks(statement))
 
 
 @lru_cache(maxsize=64)
