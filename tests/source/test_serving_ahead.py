@@ -40,20 +40,26 @@ def _index(root: Path, workers: ahead.ServingAhead | None) -> ServingIndex:
     return ServingIndex(Project([root]), lambda path: path.read_bytes(), lambda path: [], ahead=workers)
 
 
+def _facts_read_ahead(root: Path, serve: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, list[str]]:
+    """``serve``'s facts from an index whose workers were given it first, and the modules the index parsed itself."""
+    workers = ahead.ServingAhead(2)
+    try:
+        found = _index(root, workers)
+        found._read_ahead([serve])
+        concurrent.futures.wait(list(workers._futures.values()))
+        parsed = _parsed_by_the_index(monkeypatch)
+        return found.facts(serve), parsed
+    finally:
+        workers.close()
+
+
 def test_the_index_takes_the_facts_a_worker_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _package(tmp_path)
     serve = paths[0].parent / "serve.py"
     own = _index(tmp_path, None).facts(serve)
-    workers = ahead.ServingAhead(2)
-    try:
-        found = _index(tmp_path, workers)
-        found._read_ahead([serve])
-        concurrent.futures.wait(list(workers._futures.values()))
-        parsed = _parsed_by_the_index(monkeypatch)
-        assert found.facts(serve) == own
-        assert parsed == []  # taken from the worker, not parsed here
-    finally:
-        workers.close()
+    facts, parsed = _facts_read_ahead(tmp_path, serve, monkeypatch)
+    assert facts == own
+    assert parsed == []  # taken from the worker, not parsed here
 
 
 def _failing(task: object) -> object:
@@ -65,16 +71,9 @@ def test_a_failed_worker_is_covered_here(tmp_path: Path, monkeypatch: pytest.Mon
     serve = paths[0].parent / "serve.py"
     own = _index(tmp_path, None).facts(serve)
     monkeypatch.setattr(ahead, "facts_in_worker", _failing)  # the forked workers run it too
-    workers = ahead.ServingAhead(2)
-    try:
-        found = _index(tmp_path, workers)
-        found._read_ahead([serve])
-        concurrent.futures.wait(list(workers._futures.values()))
-        parsed = _parsed_by_the_index(monkeypatch)
-        assert found.facts(serve) == own
-        assert parsed == ["voc.serve"]
-    finally:
-        workers.close()
+    facts, parsed = _facts_read_ahead(tmp_path, serve, monkeypatch)
+    assert facts == own
+    assert parsed == ["voc.serve"]
 
 
 def test_a_cold_run_over_many_files_has_workers_parse_the_serving_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
