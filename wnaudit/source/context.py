@@ -21,6 +21,7 @@ from .resolve import API_ROOTS
 from .workspace import Workspace
 
 if TYPE_CHECKING:
+    from .project_model import ProjectModel
     from .serving.index import ServingIndex
 
 #: A unit: (resolved file path, qualified name in that file).
@@ -51,6 +52,15 @@ class Context:
         #: (unit, or (file, "*") for the file-wide search, kind, style) -> the witness found for it.
         self._witness_found: dict[tuple[Key, str, str], Witness | None] = {}
         self._serving: "ServingIndex | None" = None
+        self._model: "ProjectModel | None" = None
+
+    def model(self) -> "ProjectModel":
+        """The project model the cross-file rules ask (WN109, WN110), built on first use and shared by the run's files."""
+        if self._model is None:
+            from .project_model import ProjectModel
+
+            self._model = ProjectModel(self)
+        return self._model
 
     def serving(self) -> "ServingIndex":
         """The project-wide serving-path index (WN110), built on first use and shared by the run's files."""

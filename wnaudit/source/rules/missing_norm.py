@@ -4,7 +4,7 @@
 norm ever applied; likewise each element of ``self.source_downs``), where
 ``self.cond_layer = SConv1d(..., norm="weight_norm")`` and the norm sits on
 ``self.cond_layer.conv.conv`` (constant arguments followed through
-``targets.Follow``), or where ``__init__`` already removed the norm for the
+the project model, ``project_model.py``), or where ``__init__`` already removed the norm for the
 constant flag the class is built with: every remover raises ``ValueError``
 on every torch version, whichever spelling it is.  Reported only where the
 class's code shows every assignment of the attribute, nothing else can have
@@ -18,13 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
+from ..construction import passes
+from ..holdings import Arg, Held, Norm, bind, built_value, constants, short
 from ..model import Built, FileSummary, MethodCall, Removal, Signature
 from . import _removal_target_examples as examples
 from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
-from .targets import Arg, Follow, Held, Norm, bind, built_value, constants, passes, short
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..project_model import ProjectModel
     import libcst as cst
 
 
@@ -125,19 +127,19 @@ class RemovalFromModuleWithoutNorm(Rule):
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
         if summary.applies_in_place:
             return  # some code norms modules after they are built: constructions do not tell
-        follow = Follow(context)
+        model = context.model()
         for removal in summary.removals:
             built = self._plain_attribute(summary, removal)
             if built is None or built_value(built) is None:
                 continue
             if removal.element:
-                candidate = self._on_elements(summary, follow, removal, built)
+                candidate = self._on_elements(summary, model, removal, built)
             else:
-                candidate = self._on_attribute(summary, follow, removal, built)
+                candidate = self._on_attribute(summary, model, removal, built)
             if candidate is not None:
                 yield candidate
         for call in summary.method_calls:
-            candidate = self._through_method(summary, follow, call)
+            candidate = self._through_method(summary, model, call)
             if candidate is not None:
                 yield candidate
 
@@ -156,22 +158,22 @@ class RemovalFromModuleWithoutNorm(Rule):
             return None
         return built
 
-    def _through_method(self, summary: FileSummary, follow: Follow, call: MethodCall) -> Candidate | None:
+    def _through_method(self, summary: FileSummary, model: ProjectModel, call: MethodCall) -> Candidate | None:
         """``self.dec.remove_weight_norm()`` where ``self.dec`` is built with a constant flag under which its
         ``__init__`` already removes a norm that this method removes again (the class may sit in an imported file)."""
         built = self._plain_attribute(summary, call)
         if built is None or built_value(built) is None:
             return None
-        held = follow.value(summary, built_value(built), {})
+        held = model.value(summary, built_value(built))
         if not isinstance(held, Held) or held.cls is None or held.cls[1] == call.site.unit:
             return None
-        target = follow.context.summary_at(held.cls[0])
+        target = model.summary_at(held.cls[0])
         if target is None or target.applies_in_place or (held.cls[0] == (summary.file or summary.path)):
             return None  # in the same file the removal itself is reported, at its own line
         for later in target.removals:
             if later.site.unit != held.cls[1] or later.method != call.method or later.when or later.element:
                 continue
-            found = self._removed_before(target, follow, later, held.env)
+            found = self._removed_before(target, model, later, held.env)
             if found is not None:
                 first, norm = found
                 flags = ", ".join(f"{t.param}={held.env[t.param]}" for t in first.when if isinstance(held.env.get(t.param), str))
@@ -189,7 +191,7 @@ class RemovalFromModuleWithoutNorm(Rule):
 
     @staticmethod
     def _removed_before(
-        target: FileSummary, follow: Follow, later: Removal, env: dict[str, Arg],
+        target: FileSummary, model: ProjectModel, later: Removal, env: dict[str, Arg],
     ) -> tuple[Removal, Norm] | None:
         """The ``__init__`` removal that, for the constants in ``env``, already took the norm ``later`` removes."""
         owner = later.site.unit
@@ -198,7 +200,7 @@ class RemovalFromModuleWithoutNorm(Rule):
         built = target.plain_classes.get(owner, {}).get(later.self_attr)
         if built is None or built_value(built) is None:
             return None
-        held = follow.value(target, built_value(built), env)
+        held = model.value(target, built_value(built), env)
         if not isinstance(held, Held) or held.norm is None:
             return None
         for first in target.removals:
@@ -206,23 +208,23 @@ class RemovalFromModuleWithoutNorm(Rule):
                 return first, held.norm
         return None
 
-    def _on_attribute(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
-        held = follow.value(summary, built_value(built), {})
+    def _on_attribute(self, summary: FileSummary, model: ProjectModel, removal: Removal, built: Built) -> Candidate | None:
+        held = model.value(summary, built_value(built))
         if not isinstance(held, Held):
             return None
         if held.state == "plain":
             return self._never_normed(removal, built, held)
         if held.state == "instance":
-            return self._on_wrapper(follow, removal, built, held, f"`self.{removal.self_attr}`")
+            return self._on_wrapper(model, removal, built, held, f"`self.{removal.self_attr}`")
         if held.norm is not None:
-            return self._after_flag(summary, follow, removal, built, held.norm)
+            return self._after_flag(summary, model, removal, built, held.norm)
         return None
 
-    def _on_elements(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built) -> Candidate | None:
+    def _on_elements(self, summary: FileSummary, model: ProjectModel, removal: Removal, built: Built) -> Candidate | None:
         """A removal on each element of ``self.<attr>``: reported when every element is decided and none holds the norm."""
         if not built.elements:
             return None  # not a container whose elements the code shows, or an empty one (the loop never runs)
-        held = [follow.value(summary, element, {}) for element in built.elements]
+        held = [model.value(summary, element) for element in built.elements]
         if not all(isinstance(h, Held) for h in held):
             return None
         found = [h for h in held if isinstance(h, Held)]
@@ -239,7 +241,7 @@ class RemovalFromModuleWithoutNorm(Rule):
                 None,
             )
         if len(found) == 1 and found[0].state == "instance":
-            return self._on_wrapper(follow, removal, built, found[0], target)
+            return self._on_wrapper(model, removal, built, found[0], target)
         return None
 
     def _never_normed(self, removal: Removal, built: Built, held: Held) -> Candidate:
@@ -252,9 +254,9 @@ class RemovalFromModuleWithoutNorm(Rule):
             None,
         )
 
-    def _on_wrapper(self, follow: Follow, removal: Removal, built: Built, held: Held, target: str) -> Candidate | None:
+    def _on_wrapper(self, model: ProjectModel, removal: Removal, built: Built, held: Held, target: str) -> Candidate | None:
         """A project class whose descendants hold the norm (found through its constant arguments): fixable when one does."""
-        paths, _ = follow.norms_inside(held)
+        paths, _ = model.norms_inside(held)
         wanted = [(path, norm) for path, norm in paths if removal.style != LEGACY or removal.kind in norm.kinds]
         if not wanted:
             return None  # where the norm sits is not decided (a string from a config, a class the code hides)
@@ -272,7 +274,7 @@ class RemovalFromModuleWithoutNorm(Rule):
             Fix(functools.partial(call_on_child, child), removal.kind or WEIGHT_NORM) if single else None,
         )
 
-    def _after_flag(self, summary: FileSummary, follow: Follow, removal: Removal, built: Built, norm: Norm) -> Candidate | None:
+    def _after_flag(self, summary: FileSummary, model: ProjectModel, removal: Removal, built: Built, norm: Norm) -> Candidate | None:
         """A removal outside ``__init__`` of a norm ``__init__`` already removes for a constant flag the file passes."""
         if removal.method in ("", "__init__") or removal.when:
             return None
@@ -281,8 +283,8 @@ class RemovalFromModuleWithoutNorm(Rule):
             if not _removes_in_init(first, removal, norm):
                 continue
             for made in summary.constructions.get(owner, ()):
-                bound = bind(summary.inits.get(owner, Signature(())), [follow.value(summary, a, {}) for a in made.args],
-                             {name: follow.value(summary, a, {}) for name, a in made.keywords}, made.star)
+                bound = bind(summary.inits.get(owner, Signature(())), [model.value(summary, a) for a in made.args],
+                             {name: model.value(summary, a) for name, a in made.keywords}, made.star)
                 if bound is None or passes(first.when, bound) is not True:
                     continue
                 flags = ", ".join(f"{t.param}={bound[t.param]}" for t in first.when if isinstance(bound.get(t.param), str))

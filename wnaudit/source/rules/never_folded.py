@@ -17,17 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from ...common.findings import Applicability, Severity
-from .. import notebook
-from ..model import Application, Built, FileSummary, Removal
-from ..reading import SourceError
 from ..derived_cache import Verdict
+from ..model import FileSummary
 from . import _selection_examples as selection
 from ._fold_point import no_fold_point
-from .base import LEGACY, LOCAL_FOLD, LOCAL_FOLD_TEXT, MODERN, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
+from .base import LOCAL_FOLD, LOCAL_FOLD_TEXT, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..serving.index import Served, ServingIndex
 
 _HEADER = "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
 _GENERATOR = (
@@ -414,11 +411,11 @@ class NeverFoldedWeightNorm(Rule):
         known = derived.served if derived is not None else {}
         keys = [f"{file}\0{unit}\0{summary.applications[position].site.line}" for file, unit, position in starts]
         if any(key not in known for key in keys):
-            index = context.serving()
-            index.prepare((f, u) for s in context.summaries for f, u, _ in _starts(s))
+            model = context.model()
+            model.prepare((f, u) for s in context.summaries for f, u, _ in _starts(s))
             for key, (file, unit, position) in zip(keys, starts):
                 if key not in known:
-                    known[key] = _verdict(index, context, file, unit, summary.applications[position].site.line)
+                    known[key] = model.verdict(file, unit, summary.applications[position].site.line)
         for key, (_, _, position) in zip(keys, starts):
             verdict = known[key]
             if verdict is None:
@@ -450,96 +447,6 @@ def _fold(verdict: Verdict, choice: str) -> tuple[str, str, bool, str]:
         statement = f"wnaudit.fold_weight_norm({verdict.target})"
         return statement, "wnaudit", False, f"`{statement}`"
     return f"{LOCAL_FOLD}({verdict.target})", "", True, f"a local fold, `{LOCAL_FOLD}({verdict.target})` (torch only)"
-
-
-def _verdict(index: ServingIndex, context: Context, file: Path, unit: str, line: int) -> Verdict | None:
-    """Where the application at ``line`` of ``unit`` is served unfolded (None: it is not)."""
-    if not index.applied((file, unit), line):
-        return None
-    served = index.served((file, unit))
-    if served is None:
-        return None
-    site = served.site
-    root = index.root_of(file)[0]
-    try:
-        where = served.file.relative_to(root).as_posix()
-    except ValueError:
-        where = served.file.name
-    return Verdict(
-        str(served.file), site.line, site.what, served.target or site.target or "model", site.kind, served.uncalled,
-        f"{where}:{_line_shown(served.file, site.line)}", served.why,
-        _own_removal(index, context, served), index.imports(served.file, "wnaudit"),
-    )
-
-
-def _line_shown(file: Path, line: int) -> str:
-    """A line of the serving file as a report names it: ``cell N:line`` in a notebook (its view's line otherwise)."""
-    if not notebook.is_notebook(file):
-        return str(line)
-    try:
-        located = notebook.read_view(file).locate(line)
-    except (OSError, SourceError):
-        located = None
-    return f"cell {located[0]}:{located[1]}" if located is not None else str(line)
-
-
-def _own_removal(index: ServingIndex, context: Context, served: Served) -> str:
-    """The uncalled removal method of the served model when it provably folds all its weight norm ("": not sure).
-
-    Only for a class whose attributes its own code shows (``plain_classes``): each
-    of its weight-norm applications must be assigned to an attribute that the
-    method removes unconditionally with the remover of the spelling applied (what WN101 asks).
-    """
-    found = _self_contained_method(index, served)
-    if found is None:
-        return ""
-    key, method = found
-    summary = context.summary_at(str(key[0]))
-    if summary is None or summary.applies_in_place or key[1] not in summary.plain_classes:
-        return ""
-    built = summary.plain_classes[key[1]]
-    removals = [r for r in summary.removals if r.site.unit == key[1] and r.method == method]
-    applications = [a for a in summary.applications if a.site.unit == key[1] and a.kind == WEIGHT_NORM]
-    return method if applications and all(_removed(a, built, removals) for a in applications) else ""
-
-
-def _self_contained_method(index: ServingIndex, served: Served) -> tuple[tuple[Path, str], str] | None:
-    """The served model's one class and its uncalled removal method, taking only ``self``.
-
-    None unless the class has no project base and builds nothing of the project:
-    weight norm applied there is weight norm the method might not fold.
-    """
-    owner, _, call = served.uncalled.partition(".")
-    method = call.removesuffix("()")
-    keys = {key for ref in served.site.refs for key in index.instances(served.file, ref)}
-    if not method or len(keys) != 1:
-        return None
-    [key] = keys
-    facts = index.facts(key[0])
-    cls = facts.classes.get(key[1]) if facts is not None else None
-    body = cls.methods.get(method) if cls is not None else None
-    if cls is None or body is None or body.params != ["self"] or key[1].rpartition(".")[2] != owner:
-        return None
-    if index.bases(key) or any(index.lookup(key[0], name) is not None for name in cls.builds):
-        return None
-    return key, method
-
-
-def _removed(application: Application, built: dict[str, Built], removals: list[Removal]) -> bool:
-    """A removal folds the application: from the one attribute it is assigned to, by the remover of its spelling."""
-    held = [attr for attr, how in built.items() if how.line == application.site.line and application.api in how.constructor]
-    return len(held) == 1 and any(r.self_attr == held[0] and not r.element and _folds(r, application) for r in removals)
-
-
-def _folds(removal: Removal, application: Application) -> bool:
-    """The removal runs unconditionally, whole, and with the remover of the spelling applied."""
-    if removal.when or removal.guard == "swallowed" or removal.star_args or removal.missing_tensor_name:
-        return False
-    if removal.leave_parametrized_false:
-        return False
-    if removal.style == MODERN:
-        return application.styles == {MODERN}
-    return application.styles == {LEGACY} or removal.guard == "dual"
 
 
 def _message(verdict: Verdict, fold: str) -> str:

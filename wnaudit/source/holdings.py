@@ -1,4 +1,4 @@
-"""What a removal's target really holds, followed through constant constructor arguments (WN109).
+"""What a construction really holds, followed through constant constructor arguments (the project model).
 
 The analysis keeps construction code as ``model.Value`` trees; this module
 evaluates them.  An argument is a constant (its ``repr``), a module built by
@@ -8,23 +8,19 @@ only of tests and returns (``apply_parametrization_norm(conv, norm)``) give
 back the return whose tests those constants pass.  Whatever the code does
 not decide stays unknown, and the rule reports only decided answers.
 
-Everything is read through the ``Context``, so the answer for a file depends
+Everything is read through a ``Reader`` (the run's ``Context``), so the answer for a file depends
 on it and the code it imports, never on the other files of the run.
 """
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import Protocol, Union
 
-from ...core import catalogue
-from ..construction import passes
-from ..model import Built, FileSummary, Helper, Signature, Value
-
-if TYPE_CHECKING:
-    from ..context import Context
+from ..core import catalogue
+from .construction import passes
+from .model import Built, FileSummary, Helper, Signature, Value
 
 #: Nested constructions followed at most (wrappers of wrappers): real code nests three or four.
 MAX_DEPTH = 12
@@ -32,6 +28,14 @@ MAX_DEPTH = 12
 MAX_NODES = 400
 
 Key = tuple[str, str]
+
+
+class Reader(Protocol):
+    """What following a construction reads of the project: names resolved as Python imports them, and file facts."""
+
+    def resolve(self, summary: FileSummary, ref: str, depth: int = 0) -> tuple[Key, ...]: ...
+
+    def summary_at(self, file: str) -> FileSummary | None: ...
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,9 @@ def short(name: str) -> str:
 
 
 class Follow:
-    """Evaluates construction values across the project, read through one ``Context``."""
+    """Evaluates construction values across the project, read through one ``Reader``."""
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Reader) -> None:
         self.context = context
 
     # -- values ----------------------------------------------------------------------
