@@ -131,3 +131,52 @@ def test_one_model_per_run_shared_by_both_rules(project: Path, monkeypatch: pyte
     monkeypatch.setattr(ProjectModel, "__init__", counting)
     assert {code for code, _ in _codes(project)} == {"WN109", "WN110"}
     assert len(built) == 1
+
+
+_HELPERS = (
+    "from torch.nn.utils.parametrize import remove_parametrizations\n\n\n"
+    "def strip(model):\n"
+    "    for m in model.modules():\n"
+    "        try:\n"
+    '            remove_parametrizations(m, "weight")\n'
+    "        except ValueError:\n"
+    "            pass\n\n\n"
+    "def prepare(net):\n"
+    "    net.eval()\n"
+    "    strip(net)\n\n\n"
+    "def ping(net):\n"
+    "    return pong(net)\n\n\n"
+    "def pong(net):\n"
+    "    return ping(net)\n"
+)
+_GAN = (
+    "import torch.nn as nn\n"
+    "from .layers import Plain, Vocoder\n\n\n"
+    "class Trainer(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.generator = Vocoder()\n"
+    "        self.discriminator = Plain()\n\n"
+    "    def forward(self, x):\n"
+    "        return self.generator(x)\n\n"
+    "    def train_step(self, x):\n"
+    "        return self.discriminator(self.generator(x))\n"
+)
+
+
+def test_what_a_function_does_to_the_model_it_is_given(project: Path):
+    (project / "helpers.py").write_text(_HELPERS)
+    model = _model()
+    helpers = project / "helpers.py"
+    assert model.folds_argument((helpers, "pkg.helpers.strip"), 0)
+    assert model.folds_argument((helpers, "pkg.helpers.prepare"), 0)  # through ``strip``
+    assert not model.folds_argument((helpers, "pkg.helpers.ping"), 0)  # a cycle with no fold folds nothing
+
+
+def test_what_an_inference_entry_executes(project: Path):
+    (project / "gan.py").write_text(_GAN)
+    model = _model()
+    trainer = (project / "gan.py", "pkg.gan.Trainer")
+    assert model.executed(trainer, ("()",)) == {"generator"}
+    assert model.executed(trainer, ("train_step()",)) == {"discriminator", "generator"}
+    assert model.executed(trainer, ("unknown_method()",)) is None

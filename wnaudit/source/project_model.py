@@ -11,11 +11,12 @@ analyse stage keeps (``analysis.py`` with ``construction.py``; ``serving/facts.p
   sit (``holdings.py``).  ``selected`` says whether any construction in the
   project can select an application guarded by a constructor parameter
   (``serving/selection.py``).
-* **What functions and methods do to a model.**  ``folds_all`` says whether a
-  class's own removal method folds every weight norm the class applies; the
-  serving index asks ``serving/effects.py`` which project functions fold
-  their arguments and what an inference entry executes, summarised bottom-up
-  over the call graph.
+* **What functions and methods do to a model.**  ``folds_all``: a class's own
+  removal method folds every weight norm the class applies; ``folds_argument``:
+  a project function folds the model it is given, itself or through the
+  functions it hands it to (reachability over the call graph, so cycles need
+  no special case); ``executed``: what an inference entry runs of a model
+  (``serving/effects.py``).
 * **Who serves a model unfolded.**  ``verdict`` is WN110's answer for one
   application: the inference site, the fold that was looked for and why a
   candidate fold does not count (``serving/index.py``).
@@ -36,6 +37,7 @@ from .derived_cache import Verdict
 from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
+from .serving.effects import ClassView
 
 if TYPE_CHECKING:
     from .serving.index import Served, ServingIndex
@@ -91,6 +93,23 @@ class ProjectModel:
         removals = [r for r in summary.removals if r.site.unit == key[1] and r.method == method]
         applications = [a for a in summary.applications if a.site.unit == key[1] and a.kind == _WEIGHT_NORM]
         return bool(applications) and all(_removed(a, built, removals) for a in applications)
+
+    def folds_argument(self, key: Key, position: int, removal_methods: Iterable[str] = ()) -> bool:
+        """Calling function ``key`` with a model as positional argument ``position`` folds it, itself or through
+        the project functions it hands the model on to (``removal_methods``: the model's own removal methods)."""
+        return self.serving.summaries.folds(key, position, frozenset(removal_methods))
+
+    def executed(self, key: Key, members: Iterable[str]) -> set[str] | None:
+        """The attributes of a ``key`` instance that running ``members`` reads (None: the code does not show).
+
+        ``members`` as an inference site uses the model: ``()`` runs ``forward``,
+        ``name()`` calls a method, ``name`` reads an attribute; the class's
+        project bases count as its own code.
+        """
+        index = self.serving
+        family = [key, *index.bases(key)]
+        classes = [(k, facts.classes[k[1]]) for k in family if (facts := index.facts(k[0])) is not None and k[1] in facts.classes]
+        return ClassView(classes).executed(tuple(members))
 
     # -- who serves a model unfolded ----------------------------------------------------------
     @property
