@@ -815,3 +815,13 @@ def test_a_smoke_function_another_module_imports_is_an_inference_path(tmp_path: 
     """
     root = _project(tmp_path / "voc", {"voc/__init__.py": "", "voc/model.py": SMOKE_MODEL, "voc/cli.py": cli})
     assert [(name, line) for name, line, _ in _wn110([root])] == [("model.py", 9)]
+
+
+def test_a_fold_only_in_training_code_does_not_count_and_the_message_names_it():
+    """Issue 22, messages: a candidate fold that does not count says why ("runs only in `fit()`, which trains")."""
+    from wnaudit.source.rules.never_folded import NeverFoldedWeightNorm
+
+    source = next(e.source for e in NeverFoldedWeightNorm.INVALID if "def fit(batches)" in e.source)
+    [finding] = [f for f in lint_source(source, "train_and_serve.py") if f.code == "WN110"]
+    assert "`torch.nn.utils.parametrize.remove_parametrizations(model.conv, 'weight')` runs only in `fit()`, which trains" in finding.message
+    assert "folds the training copy, not the model served" in finding.message

@@ -250,6 +250,14 @@ PARAMETRIZE_CACHED = "torch.nn.utils.parametrize.cached"
 #: Signs that a function trains the model (its ``.eval()`` is a validation step, not serving).
 TRAINING_METHODS: frozenset[str] = frozenset({"backward", "zero_grad"})
 TRAINING_API_PREFIXES: tuple[str, ...] = ("torch.optim.",)
+#: Library base classes whose inherited ``from_pretrained`` builds the model, loads its weights and calls
+#: ``eval()`` on it (transformers, diffusers, huggingface_hub): a subclass is an inference entry point of the
+#: package that defines it, whether or not the package itself calls it.
+EVAL_LOADING_BASES: frozenset[str] = frozenset({
+    "transformers.PreTrainedModel", "transformers.modeling_utils.PreTrainedModel",
+    "diffusers.ModelMixin", "diffusers.models.ModelMixin", "diffusers.models.modeling_utils.ModelMixin",
+    "huggingface_hub.PyTorchModelHubMixin", "huggingface_hub.hub_mixin.PyTorchModelHubMixin",
+})
 #: Model methods that Python or torch call without the project naming them.
 IMPLICITLY_CALLED_METHODS: frozenset[str] = frozenset({
     "__init__", "__call__", "forward", "__enter__", "__exit__", "__post_init__", "__new__", "__setstate__",

@@ -99,6 +99,25 @@ _REMOVAL_METHOD = (
     "        torch.nn.utils.parametrize.remove_parametrizations(self.conv, \"weight\")\n"
 )
 
+#: A training loop that folds the model it trained (for export): the fold reaches only that object.
+_TRAIN_AND_FOLD = (
+    "def train(model, batches):\n"
+    "    optimizer = torch.optim.AdamW(model.parameters())\n"
+    "    for mel, audio in batches:\n"
+    "        (model(mel) - audio).abs().mean().backward()\n"
+    "        optimizer.step()\n"
+    "    model.remove_weight_norm()\n"
+)
+#: A loader that builds, loads and evaluates the model it serves.
+_SERVE = (
+    "def serve(path, mel):\n"
+    "    model = Generator()\n"
+    "    model.load_state_dict(torch.load(path, weights_only=True))\n"
+    "    model.eval()\n"
+    "    with torch.no_grad():\n"
+    "        return model(mel)\n"
+)
+
 
 def _starts(summary: FileSummary) -> list[tuple[Path, str, int]]:
     """(file, unit, index) of each weight-norm application the file makes inside a class or function."""
@@ -227,6 +246,35 @@ class NeverFoldedWeightNorm(Rule):
             "    wnaudit.fold_weight_norm(model)\n"
             "    return model.eval()\n"
         ),
+        # A training function that folds the model it is given: the caller serves that same object, folded.
+        Valid(
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n" + _TRAIN_AND_FOLD + "\n\n"
+            "def main(batches, mel):\n"
+            "    model = Generator()\n"
+            "    train(model, batches)\n"
+            "    model.eval()\n"
+            "    with torch.no_grad():\n"
+            "        return model(mel)\n"
+        ),
+        # Shape d: a library base's ``from_pretrained`` evaluates the model, but the class overrides it to fold.
+        Valid(
+            _HEADER + "from huggingface_hub import PyTorchModelHubMixin\n\n\n"
+            + _GENERATOR.replace("(nn.Module)", "(nn.Module, PyTorchModelHubMixin)") + _REMOVAL_METHOD + "\n"
+            "    @classmethod\n"
+            "    def from_pretrained(cls, *args, **kwargs):\n"
+            "        model = super().from_pretrained(*args, **kwargs)\n"
+            "        model.remove_weight_norm()\n"
+            "        return model\n"
+        ),
+        # Shape d: the package folds what the inherited ``from_pretrained`` returns.
+        Valid(
+            _HEADER + "from huggingface_hub import PyTorchModelHubMixin\n\n\n"
+            + _GENERATOR.replace("(nn.Module)", "(nn.Module, PyTorchModelHubMixin)") + _REMOVAL_METHOD + "\n\n"
+            "def load(repo):\n"
+            "    model = Generator.from_pretrained(repo)\n"
+            "    model.remove_weight_norm()\n"
+            "    return model\n"
+        ),
         # Weight norm a constructor parameter guards, which no construction selects (issue 22).
         *selection.VALID,
     )
@@ -244,6 +292,38 @@ class NeverFoldedWeightNorm(Rule):
             "    vocoder.eval()\n"
             "    _fold_weight_norm_for_inference(vocoder)\n"
             "    return vocoder\n",
+        ),
+        # A fold that runs only in training code folds the training copy: the serving path builds and loads
+        # another model, which nothing folds (the message names the training function).
+        Invalid(
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
+            "def fit(batches):\n"
+            "    model = Generator()\n"
+            "    optimizer = torch.optim.AdamW(model.parameters())\n"
+            "    for mel, audio in batches:\n"
+            "        (model(mel) - audio).abs().mean().backward()\n"
+            "        optimizer.step()\n"
+            "    torch.nn.utils.parametrize.remove_parametrizations(model.conv, \"weight\")\n"
+            "    torch.save(model.state_dict(), \"generator.pt\")\n\n\n" + _SERVE,
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
+            "def fit(batches):\n"
+            "    model = Generator()\n"
+            "    optimizer = torch.optim.AdamW(model.parameters())\n"
+            "    for mel, audio in batches:\n"
+            "        (model(mel) - audio).abs().mean().backward()\n"
+            "        optimizer.step()\n"
+            "    torch.nn.utils.parametrize.remove_parametrizations(model.conv, \"weight\")\n"
+            "    torch.save(model.state_dict(), \"generator.pt\")\n\n\n" + _SERVE.replace(
+                "    model.eval()\n", "    model.eval()\n    model.remove_weight_norm()\n"
+            ),
+        ),
+        # Shape d: a class whose library base (transformers' ``PreTrainedModel``, diffusers' ``ModelMixin``,
+        # ``PyTorchModelHubMixin``) loads it with an inherited ``from_pretrained`` that calls ``eval()``: an inference
+        # entry point of the package, though the package never calls it.  The load is library code: no fix.
+        Invalid(
+            _HEADER + "from transformers import PreTrainedModel\n\n\n"
+            + _GENERATOR.replace("(nn.Module)", "(PreTrainedModel)"),
+            expected_replacement=None,
         ),
         # The removal method exists but nothing calls it: the fix calls it (it folds all the model holds).
         Invalid(
@@ -422,7 +502,10 @@ class NeverFoldedWeightNorm(Rule):
                 continue
             statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
             site = summary.applications[position].site
-            why = no_fold_point(verdict.file, context.workspace.source_bytes(Path(verdict.file)), verdict.line, verdict.target)
+            if verdict.kind == "inherited":
+                why = "the weights are loaded inside the library's `from_pretrained`, which no project line follows"
+            else:
+                why = no_fold_point(verdict.file, context.workspace.source_bytes(Path(verdict.file)), verdict.line, verdict.target)
             if why:
                 yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=why), None)
                 continue

@@ -162,8 +162,9 @@ class ServingFacts:
     #: the class and method are "" outside methods.  A call inside a method counts only when that method
     #: is itself called (shape b: ``Model.remove_weight_norm()`` calling each block's).
     method_calls: list[tuple[tuple[Ref, ...], str, int, str, str]] = field(default_factory=list)
-    #: Every attribute call: (method name called, the method it is called from, or "" outside methods).
-    attribute_calls: set[tuple[str, str]] = field(default_factory=set)
+    #: Every attribute call: (method name called, the method it is called from, or "" outside methods, and the
+    #: function it is in, so that one made only in training code can be told apart).
+    attribute_calls: set[tuple[str, str, int]] = field(default_factory=set)
     #: The same under ``if <flag>:`` where ``flag`` is a parameter of the method defaulting to a false value
     #: (method name called, calling method, flag): it runs only when a call passes the flag (shape b:
     #: ``def eval(self, inference=False): ... if inference: self.remove_weight_norm()``).
@@ -172,6 +173,8 @@ class ServingFacts:
     flag_calls: set[tuple[str, str]] = field(default_factory=set)
     #: Functions that train (an optimizer, ``backward()``, ``train()``): their ``eval()`` is validation.
     training_scopes: set[int] = field(default_factory=set)
+    #: Those functions' names (qualified; the module's name at module level), for a message to name them.
+    training_names: dict[int, str] = field(default_factory=dict)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
     folding_scopes: set[int] = field(default_factory=set)
     #: Line ranges of the module's own ``if __name__ == "__main__":`` blocks (their first and last lines).
@@ -757,6 +760,7 @@ class _Linker:
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_scopes.add(frame.number)
+            self.facts.training_names[frame.number] = frame.scope.qualname
         self._note_config_dirs(node, names)
         if frame.body is not None:
             self._note_parameters(node, names, frame, frame.body)
@@ -818,7 +822,7 @@ class _Linker:
             if guard and frame.method:
                 self.facts.guarded_calls.add((func.attr, frame.method, guard))
             else:
-                self.facts.attribute_calls.add((func.attr, frame.method))
+                self.facts.attribute_calls.add((func.attr, frame.method, frame.number))
         self.facts.flag_calls.update((func.attr, k.arg) for k in node.keywords if k.arg and _is_true(k.value))
         if body is not None:
             body.calls.add(func.attr)

@@ -56,6 +56,10 @@ _FOLD_WORDS = tuple(sorted({
 } | {"fold_weight_norm", "wnaudit", "onnx.export"}))
 
 
+#: Methods through which a class overrides the loading its library base does for it.
+_OWN_LOADERS = frozenset({"from_pretrained", "_from_pretrained"})
+
+
 @dataclass(frozen=True)
 class Served:
     """Where a class holding weight norm is put to inference, and the removal nobody calls."""
@@ -816,13 +820,20 @@ class ServingIndex:
         sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
         file, use, reached = sites[0]
         uncalled = self._uncalled(reached, family, folding, live)
-        why = why or self._flag_guarded(family, folding)
-        if not why and not uncalled:
-            why = (
-                f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
-                "`wnaudit.fold_weight_norm` on it or on each of its `modules()`, a project function given it that folds it)"
-            )
+        why = why or self._why_not_folded(start, files, carriers, family, folding, bool(uncalled))
         return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers))
+
+    def _why_not_folded(
+        self, start: Key, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], uncalled: bool,
+    ) -> str:
+        """The message's evidence: a fold that runs only in training, one under a flag nobody passes, or what was sought."""
+        why = self._in_training_only(files, carriers, folding) or self._flag_guarded(family, folding)
+        if why or uncalled:
+            return why
+        return (
+            f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
+            "`wnaudit.fold_weight_norm` on it or on each of its `modules()`, a project function given it that folds it)"
+        )
 
     def _part_target(self, use: Use, reached: frozenset[Key], carriers: set[Key]) -> str:
         """``model["decoder"]`` where the site's model is a mapping of parts: the fold API takes a module, not a dict."""
@@ -850,11 +861,11 @@ class ServingIndex:
     def _folded_in(self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str]) -> bool:
         """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?"""
         for use in facts.folds:
-            if self._reaches(file, use.refs, carriers):
+            if use.scope not in facts.training_scopes and self._reaches(file, use.refs, carriers):
                 return True
         helpers = self._helpers_of(file)
         for call in facts.helper_calls:
-            if not self._reaches(file, call.refs, carriers):
+            if call.scope in facts.training_scopes or not self._reaches(file, call.refs, carriers):
                 continue
             if any(self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)):
                 return True
@@ -883,7 +894,7 @@ class ServingIndex:
         for file in files:
             facts = self.facts(file)
             if facts is not None:
-                pending.extend((file, *call) for call in facts.method_calls)
+                pending.extend((file, *call) for call in facts.method_calls if call[2] not in facts.training_scopes)
         invoked: set[tuple[str, str]] = set()
         #: Methods called on receivers the index cannot resolve (``self.hparams.generator``): any class's.
         anyone: set[str] = set(live)
@@ -972,6 +983,38 @@ class ServingIndex:
         """Another project file that can reach ``file``'s ``name`` through imports names it."""
         reach = self._reach(self._pool(file), file, name)
         return any(other != file and self._mentions(other, name) for other in reach)
+
+    def _in_training_only(self, files: list[Path], carriers: set[Key], folding: set[str]) -> str:
+        """The message's evidence: a fold that runs only in training code, on the training copy of the model.
+
+        A function that trains (an optimizer, ``backward()``, ``train()``) folds
+        the model it trained, for export or a last check; the model the
+        inference path builds and loads is another object, still unfolded.
+        """
+        for file in files:
+            facts = self.facts(file)
+            if facts is None or not facts.training_scopes:
+                continue
+            for what, scope in self._training_folds(file, facts, carriers, folding):
+                where = facts.training_names.get(scope, "")
+                name = f"`{where.rpartition('.')[2]}()`" if scope and where else "module-level training code"
+                return f"{what} runs only in {name}, which trains: it folds the training copy, not the model served"
+        return ""
+
+    def _training_folds(self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str]) -> Iterable[tuple[str, int]]:
+        """Folds of a carrier made in the file's training functions: (the fold as a message quotes it, its function)."""
+        for use in facts.folds:
+            if use.scope in facts.training_scopes and self._reaches(file, use.refs, carriers):
+                yield (use.what if use.what.startswith("`") else f"`{use.what}`"), use.scope
+        for call in facts.helper_calls:
+            if call.scope in facts.training_scopes and call.callee and self._reaches(file, call.refs, carriers):
+                yield f"`{call.callee[0].rpartition('.')[2]}(...)` on it", call.scope
+        for refs, name, scope, _, _ in facts.method_calls:
+            if scope in facts.training_scopes and name in folding and self._reaches(file, [r for r in refs if r[0] != "self"], carriers):
+                yield f"`.{name}()` on it", scope
+        for name, _, scope in sorted(facts.attribute_calls):
+            if scope in facts.training_scopes and name in folding:
+                yield f"`.{name}()`", scope
 
     def _flag_guarded(self, family: set[Key], folding: set[str]) -> str:
         """The message's evidence: a removal a method of the family makes only under a flag nobody passes."""
@@ -1069,7 +1112,26 @@ class ServingIndex:
                     sites.append((key[0], self._loader_site(key[0], body.evaluates, carriers), frozenset(classes)))
                 if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
                     sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
+            inherited = self._inherited_loader(key, cls) if cls is not None else None
+            if inherited is not None:
+                sites.append((key[0], inherited, frozenset(classes)))
         return sites
+
+    def _inherited_loader(self, key: Key, cls: ClassFacts) -> Use | None:
+        """A library base whose inherited ``from_pretrained`` evaluates what it loads (shape d: ``PreTrainedModel``).
+
+        Only a base outside the project: a project's own ``from_pretrained`` is
+        read as code, like any loader.  The site is the class itself; the load
+        happens in the library, so no statement of the project follows it.
+        """
+        if _OWN_LOADERS & cls.methods.keys():
+            return None  # the class loads through its own code, read like any loader
+        for base in cls.bases:
+            if base in catalogue.EVAL_LOADING_BASES and not self._resolved_all(key[0], (base,)):
+                name = _short(key[1])
+                what = f"`{name}.from_pretrained(...)`, inherited from `{_short(base)}`, which calls `eval()`"
+                return Use(cls.line, 1, what, (), 0, "", "inherited")
+        return None
 
     def _loader_site(self, file: Path, evaluations: list[Use], carriers: set[Key]) -> Use:
         """Which of a loader's ``eval()`` calls the finding names, and so the fold after it folds (chatterbox's
@@ -1144,7 +1206,7 @@ class ServingIndex:
         for file in files:
             facts = self.facts(file)
             if facts is not None:
-                calls |= facts.attribute_calls
+                calls |= {(name, caller) for name, caller, scope in facts.attribute_calls if scope not in facts.training_scopes}
                 guarded |= facts.guarded_calls
                 flags |= facts.flag_calls
         # A call under ``if flag:`` runs when some call of its method passes ``flag=True``.
