@@ -434,3 +434,49 @@ def test_the_config_walk_is_bounded_where_config_path_names_a_whole_file_system(
     (root / "zz").mkdir()
     (root / "zz" / "late.yaml").write_text("_target_: voc.parts.Decoder\n")
     assert config_targets(root) == {}
+
+
+def test_a_class_fetched_from_a_module_by_a_string_is_served(tmp_path: Path):
+    """``getattr(models, cfg.name)(**cfg.args)``: any class the module defines or imports; a constant name is that class."""
+    root = _project(tmp_path, {
+        "voc/models/__init__.py": "from ..parts import Decoder\n",
+        "voc/serve.py": """
+            import torch
+
+            from . import models
+
+
+            def load(cfg, path):
+                model = getattr(models, cfg.name)(**cfg.args)
+                model.load_state_dict(torch.load(path, weights_only=True))
+                model.eval()
+                return model
+            """,
+    })
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]  # the discriminator is not in ``models``
+
+
+def test_a_constant_name_fetched_from_a_module_is_that_class(tmp_path: Path):
+    root = _project(tmp_path, {"voc/serve.py": """
+        from . import parts
+
+
+        def load():
+            return getattr(parts, "Discriminator")().eval()
+        """})
+    assert _wn110(root) == [("parts.py", DISCRIMINATOR_LINE)]
+
+
+def test_getattr_on_something_that_is_not_a_module_chooses_nothing(tmp_path: Path):
+    root = _project(tmp_path, {"voc/serve.py": """
+        from .parts import Decoder
+
+
+        class Holder:
+            def __init__(self):
+                self.decoder = Decoder()
+
+            def load(self, name):
+                return getattr(self, name)().eval()
+        """})
+    assert _wn110(root) == []

@@ -579,7 +579,26 @@ class _Linker:
             return (("ret", cls.qualname, func.attr),)  # ``self.load_model(...)``: what that method returns
         if isinstance(func, ast.Subscript):
             return self._chosen(func.value, frame, depth)
+        if isinstance(func, ast.Call):
+            return self._fetched(func, frame)
         return tuple(("new", name) for name in sorted(names))
+
+    def _fetched(self, fetch: ast.Call, frame: _Frame) -> tuple[Ref, ...]:
+        """``getattr(models, cfg.name)(...)``: a class of that module, chosen by a string (shape d).
+
+        A constant name is that class; any other is any class the module
+        defines or imports (``members``), as the index resolves it.
+        """
+        func = fetch.func
+        if not (isinstance(func, ast.Name) and func.id == "getattr" and self.resolver.bindings_of("getattr", frame.scope) is None):
+            return ()
+        if len(fetch.args) < 2 or isinstance(fetch.args[0], ast.Starred):
+            return ()
+        modules = sorted(self.names(fetch.args[0], frame))
+        chosen = fetch.args[1]
+        if isinstance(chosen, ast.Constant) and isinstance(chosen.value, str):
+            return tuple(("new", f"{module}.{chosen.value}") for module in modules)
+        return tuple(("members", module) for module in modules)
 
     def _container(self, node: ast.Call | ast.Dict | ast.DictComp, frame: _Frame, depth: int) -> tuple[Ref, ...]:
         """A mapping of model parts as a class of its own, its keys the attributes (``"*"``: a key not written).

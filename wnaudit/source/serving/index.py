@@ -56,6 +56,8 @@ _FOLD_WORDS = tuple(sorted({
 } | {"fold_weight_norm", "wnaudit", "onnx.export"}))
 
 
+#: The builtin that fetches a class from a module by a string (``getattr(models, cfg.name)``).
+_FETCH = "getattr"
 #: Methods through which a class overrides the loading its library base does for it.
 _OWN_LOADERS = frozenset({"from_pretrained", "_from_pretrained"})
 
@@ -380,6 +382,8 @@ class ServingIndex:
             out = self._argument_instances(file, ref[1], ref[2], depth)
         elif ref[0] == "conf":
             out = set(self._config_instances(file, ref[1]))
+        elif ref[0] == "members":
+            out = self._module_members(file, ref[1], depth)
         else:
             out = set()
         result = frozenset(out)
@@ -401,6 +405,18 @@ class ServingIndex:
             body = self._function(key)
             for returned in body.returns if body is not None else ():
                 out |= self.instances(key[0], returned, depth + 1)
+        return out
+
+    def _module_members(self, file: Path, module: str, depth: int) -> set[Key]:
+        """``getattr(module, name)(...)`` with a name the code does not show: any class the module defines or imports."""
+        resolved = self.project.resolve(module, self.project.locate(file))
+        facts = self.facts(resolved[0]) if resolved is not None and not resolved[1] else None
+        if facts is None:
+            return set()
+        own = {qual.rpartition(".")[2] for qual in facts.classes if "<" not in qual}
+        out: set[Key] = set()
+        for name in sorted((own | facts.exports.keys()) & self._interesting):
+            out |= self._built_instances(file, f"{module}.{name}", depth + 1)
         return out
 
     def _member_instances(self, file: Path, ref: Ref, depth: int) -> set[Key]:
@@ -515,6 +531,19 @@ class ServingIndex:
         if not any(carriers & keys for keys in self._configured(file).values()):
             return []
         return self._mentioning(self._pool(file), set(_INSTANTIATE_WORDS))
+
+    def _choosers(self, pool: _Pool, classes: set[Key]) -> list[Path]:
+        """Files that may build a carrier class by name from a module it is in (``getattr(models, cfg.name)(...)``).
+
+        Only files that can reach the class through imports and call ``getattr``:
+        they name the module, not the class, so the name search misses them.
+        """
+        self._search(pool, [_FETCH])
+        users = set(self._mentioning(pool, {_FETCH}))
+        out: list[Path] = []
+        for key in sorted(classes) if users else ():
+            out.extend(f for f in sorted(self._reach(pool, key[0], _short(key[1]))) if f in users and f != key[0])
+        return list(dict.fromkeys(out))
 
     def _typed(self, file: Path, annotation: list[str], among: Iterable[Key]) -> set[Key]:
         """The classes ``among`` an annotation admits: the named project class and its subclasses."""
@@ -795,7 +824,7 @@ class ServingIndex:
         self._search(pool, folding)
         names = {_short(k[1]) for k in carriers} | folding
         names |= {a for n in list(names) for a in self._aliases.get(n, ())}
-        files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers)]
+        files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers), *self._choosers(pool, classes)]
         files = [f for f in dict.fromkeys(files) if not is_test_file(f)]
         self._read_ahead(files)
         live = self._live_methods(files)
