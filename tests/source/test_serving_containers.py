@@ -480,3 +480,63 @@ def test_getattr_on_something_that_is_not_a_module_chooses_nothing(tmp_path: Pat
                 return getattr(self, name)().eval()
         """})
     assert _wn110(root) == []
+
+
+REGISTRY = """
+import torch
+
+VOCODERS = {}
+
+
+def register(name):
+    def wrap(cls):
+        VOCODERS[name] = cls
+        return cls
+    return wrap
+
+
+def build(name, path):
+    model = VOCODERS[name]()
+    model.load_state_dict(torch.load(path, weights_only=True))
+    return model.eval()
+"""
+
+
+def test_a_class_a_registry_decorator_stores_in_another_module_is_served(tmp_path: Path):
+    """``@register("hifigan") class HiFiGAN`` in one module, ``VOCODERS[name]()`` in the registry's: the loader
+    names neither the class nor its module, so the search for the class's name alone never reaches it."""
+    root = _project(tmp_path, {
+        "voc/registry.py": REGISTRY,
+        "voc/hifigan.py": """
+            import torch.nn as nn
+            from torch.nn.utils.parametrizations import weight_norm
+
+            from .registry import register
+
+
+            @register("hifigan")
+            class HiFiGAN(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = weight_norm(nn.Conv1d(4, 1, 3, padding=1))
+
+                def forward(self, x):
+                    return self.conv(x)
+            """,
+    })
+    assert _wn110(root) == [("hifigan.py", 11)]
+
+
+def test_a_registry_built_from_in_another_module_and_a_module_level_store(tmp_path: Path):
+    """``VOCODERS["dec"] = Decoder`` where the table lives, ``VOCODERS.get(name)()`` in a module importing it."""
+    root = _project(tmp_path, {
+        "voc/registry.py": 'from .parts import Decoder\n\nVOCODERS = {}\nVOCODERS["dec"] = Decoder\n',
+        "voc/serve.py": """
+            from .registry import VOCODERS
+
+
+            def build(name):
+                return VOCODERS.get(name)().eval()
+            """,
+    })
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]

@@ -108,6 +108,22 @@ _TRAIN_AND_FOLD = (
     "        optimizer.step()\n"
     "    model.remove_weight_norm()\n"
 )
+#: A registry its decorator fills, and a loader that builds a class from it by name (shape d).
+_REGISTRY = (
+    "VOCODERS = {}\n\n\n"
+    "def register(name):\n"
+    "    def wrap(cls):\n"
+    "        VOCODERS[name] = cls\n"
+    "        return cls\n"
+    "    return wrap\n\n\n"
+)
+_BUILD = (
+    "def build(name, path):\n"
+    "    model = VOCODERS[name]()\n"
+    "    model.load_state_dict(torch.load(path, weights_only=True))\n"
+    "    model.eval()\n"
+    "    return model\n"
+)
 #: A loader that builds, loads and evaluates the model it serves.
 _SERVE = (
     "def serve(path, mel):\n"
@@ -275,6 +291,11 @@ class NeverFoldedWeightNorm(Rule):
             "    model.remove_weight_norm()\n"
             "    return model\n"
         ),
+        # Shape d: the registry the loader builds from holds only classes without weight norm.
+        Valid(
+            _HEADER + _REGISTRY + "@register(\"plain\")\nclass Plain(nn.Module):\n    pass\n\n\n"
+            + _GENERATOR + "\n\n" + _BUILD
+        ),
         # Weight norm a constructor parameter guards, which no construction selects (issue 22).
         *selection.VALID,
     )
@@ -324,6 +345,12 @@ class NeverFoldedWeightNorm(Rule):
             _HEADER + "from transformers import PreTrainedModel\n\n\n"
             + _GENERATOR.replace("(nn.Module)", "(PreTrainedModel)"),
             expected_replacement=None,
+        ),
+        # Shape d: a class a registry's decorator stores, built by name from the registry (``VOCODERS[name]()``).
+        Invalid(
+            _HEADER + _REGISTRY + "@register(\"hifigan\")\n" + _GENERATOR + "\n\n" + _BUILD,
+            _FIXED_HEADER + _REGISTRY + "@register(\"hifigan\")\n" + _GENERATOR + "\n\n"
+            + _BUILD.replace("    model.eval()\n", "    model.eval()\n    _fold_weight_norm_for_inference(model)\n"),
         ),
         # The removal method exists but nothing calls it: the fix calls it (it folds all the model holds).
         Invalid(

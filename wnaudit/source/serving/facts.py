@@ -141,6 +141,8 @@ class ClassFacts:
     #: ``self.<attribute> = <model>`` anywhere in the class: attribute -> instance references.
     attrs: dict[str, list[Ref]] = field(default_factory=dict)
     methods: dict[str, Body] = field(default_factory=dict)
+    #: What its decorators call (``@register("hifigan")``: ``register``'s qualified names): a registry may hold it.
+    decorators: tuple[str, ...] = ()
     #: Names the class calls other than as the whole value of a ``self.<attribute> = ...`` assignment:
     #: a carrier built that way cannot be traced to one attribute (shape c).
     loose: set[str] = field(default_factory=set)
@@ -182,6 +184,11 @@ class ServingFacts:
     #: Module-level functions the module names only inside those blocks: short name -> their function numbers.
     #: With a class of the module as the model, their inference is the module's smoke test, not a serving path.
     smoke_scopes: dict[str, list[int]] = field(default_factory=dict)
+    #: Module-level functions that store a class they are given into a module-level table (a registry's
+    #: decorator, ``VOCODERS[name] = cls``): function qualified name -> the table's qualified name.
+    registrars: dict[str, str] = field(default_factory=dict)
+    #: Module-level stores of classes into tables (``VOCODERS["hifigan"] = HiFiGAN``): table -> class names.
+    table_entries: dict[str, list[str]] = field(default_factory=dict)
     #: Directories the file tells Hydra to read configs from (``initialize(config_path="../configs")``), as written.
     config_dirs: list[str] = field(default_factory=list)
 
@@ -276,6 +283,8 @@ class _Walker(ast.NodeVisitor):
             self.pending.append(("attr", value, frame, target.attr))
             if isinstance(value, ast.Call):
                 self.direct_attr_calls.add(id(value))
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and value is not None:
+            self.pending.append(("store", target.value, frame, value))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -332,6 +341,7 @@ class _Walker(ast.NodeVisitor):
             facts = ClassFacts(qualname, node.lineno)
             self.facts.classes[qualname] = facts
             self.pending.append(("bases", list(node.bases), outer, facts))
+            self.pending.append(("class_decorators", list(node.decorator_list), outer, facts))
         scope = Scope("class", qualname, outer.scope)
         self.frame = _Frame(scope, outer.number, outer.body, qualname if top_level else outer.class_qual, None, outer.method, outer.under)
         for statement in node.body:
@@ -584,12 +594,15 @@ class _Linker:
         return tuple(("new", name) for name in sorted(names))
 
     def _fetched(self, fetch: ast.Call, frame: _Frame) -> tuple[Ref, ...]:
-        """``getattr(models, cfg.name)(...)``: a class of that module, chosen by a string (shape d).
+        """``getattr(models, cfg.name)(...)``: a class of that module, chosen by a string (shape d); likewise
+        ``TABLE.get(name)(...)``: a class of that table.
 
         A constant name is that class; any other is any class the module
         defines or imports (``members``), as the index resolves it.
         """
         func = fetch.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and isinstance(func.value, ast.Name):
+            return self._chosen(func.value, frame, 0)  # ``VOCODERS.get(name)(...)``: a table's class
         if not (isinstance(func, ast.Name) and func.id == "getattr" and self.resolver.bindings_of("getattr", frame.scope) is None):
             return ()
         if len(fetch.args) < 2 or isinstance(fetch.args[0], ast.Starred):
@@ -631,6 +644,9 @@ class _Linker:
             if isinstance(value, ast.Dict) and depth <= _MAX_DEPTH:
                 for item in value.values:
                     out.extend(("new", name) for name in sorted(self.names(item, where)))
+        registry = self._table(table, frame)
+        if registry:
+            out.append(("registry", registry))  # what registrars and module-level stores put in it
         return tuple(dict.fromkeys(out))
 
     def _name_refs(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
@@ -698,6 +714,12 @@ class _Linker:
             elif kind == "annotations":
                 assert isinstance(extra, Body)
                 self._annotations(node, frame, extra)  # type: ignore[arg-type]
+            elif kind == "class_decorators":
+                assert isinstance(extra, ClassFacts)
+                extra.decorators = self._decorators(node, frame)  # type: ignore[arg-type]
+            elif kind == "store":
+                assert isinstance(extra, ast.expr)
+                self._store(node, extra, frame)  # type: ignore[arg-type]
         for body, names in self._unguarded.values():
             body.guarded -= names  # called both ways: it may run without the flag
         self._exports()
@@ -734,6 +756,53 @@ class _Linker:
         if bound is None or self.walker.param_scopes.get(id(bound[0])) is not body:
             return ()
         return (("arg", frame.class_qual or "", str(value.id)),)
+
+    def _decorators(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, ...]:
+        """The project names a class's decorators call: ``@register("hifigan")`` and ``@register`` name ``register``."""
+        names: set[str] = set()
+        for expr in exprs:
+            names |= self.names(expr.func if isinstance(expr, ast.Call) else expr, frame)
+        return tuple(sorted(n for n in names if n.partition(".")[0] not in API_ROOTS))
+
+    def _store(self, table: ast.Name, value: ast.expr, frame: _Frame) -> None:
+        """``TABLE[key] = value``: a registrar when a function stores a parameter, an entry at module level."""
+        name = self._table(table, frame)
+        if not name:
+            return
+        if frame.number:
+            registrar = self._registrar(frame)
+            if registrar and isinstance(value, ast.Name) and self._is_parameter(value.id, frame):
+                self.facts.registrars[registrar] = name
+            return
+        entries = sorted(n for n in self.names(value, frame) if n.partition(".")[0] not in API_ROOTS)
+        if entries:
+            self.facts.table_entries.setdefault(name, []).extend(entries)
+
+    def _table(self, node: ast.expr, frame: _Frame) -> str:
+        """The qualified name of a module-level table: this module's own, or the one it imports ("": neither)."""
+        if not isinstance(node, ast.Name):
+            return ""
+        bound = self.resolver.bindings_of(node.id, frame.scope)
+        if bound is None:
+            return ""
+        scope, bindings = bound
+        if scope is self.walker.module_scope and any(b[0] == "expr" for b in bindings):
+            return f"{self.facts.module}.{node.id}" if self.facts.module else node.id
+        names = self.names(node, frame)
+        return next(iter(names)) if len(names) == 1 and scope is self.walker.module_scope else ""
+
+    def _registrar(self, frame: _Frame) -> str:
+        """The module-level function the code is in (a decorator factory's closure counts as its factory)."""
+        scope: Scope | None = frame.scope
+        while scope is not None and scope.parent is not None:
+            if scope.kind == "function" and scope.parent is self.walker.module_scope:
+                return scope.qualname
+            scope = scope.parent
+        return ""
+
+    def _is_parameter(self, name: str, frame: _Frame) -> bool:
+        bound = self.resolver.bindings_of(name, frame.scope)
+        return bound is not None and bound[0].kind == "function" and ("opaque",) in bound[1]
 
     def _bases(self, exprs: list[ast.expr], frame: _Frame) -> tuple[str, ...]:
         bases: list[str] = []

@@ -384,6 +384,8 @@ class ServingIndex:
             out = set(self._config_instances(file, ref[1]))
         elif ref[0] == "members":
             out = self._module_members(file, ref[1], depth)
+        elif ref[0] == "registry":
+            out = self._registered(file, ref[1], depth)
         else:
             out = set()
         result = frozenset(out)
@@ -418,6 +420,44 @@ class ServingIndex:
         for name in sorted((own | facts.exports.keys()) & self._interesting):
             out |= self._built_instances(file, f"{module}.{name}", depth + 1)
         return out
+
+    def _registered(self, file: Path, table: str, depth: int) -> set[Key]:
+        """``VOCODERS[name](...)``: the classes stored in the table where it lives, and those its registrars decorate."""
+        home = self._table_home(file, table)
+        facts = self.facts(home[0]) if home is not None else None
+        if home is None or facts is None:
+            return set()
+        out: set[Key] = set()
+        for name in facts.table_entries.get(home[1], ()):
+            out |= self._built_instances(home[0], name, depth + 1)
+        registrars = {(home[0], q) for q, t in facts.registrars.items() if self._table_home(home[0], t) == home}
+        if not registrars:
+            return out
+        pool = self._pool(home[0])
+        words = {_short(q) for _, q in registrars}
+        self._search(pool, words)
+        for user in sorted({home[0], *self._mentioning(pool, words)}):
+            found = self.facts(user)
+            for qual, cls in sorted(found.classes.items()) if found is not None else ():
+                if any(self._resolves_to(user, name, registrars) for name in cls.decorators):
+                    out.add((user, qual))
+        return out
+
+    def _resolves_to(self, file: Path, name: str, keys: set[Key]) -> bool:
+        found = self.lookup(file, name)
+        return found is not None and not found[1] and found[0] in keys
+
+    def _table_home(self, file: Path, table: str) -> Key | None:
+        """Where a module-level table lives: (its file, its qualified name there), following imports."""
+        facts = self.facts(file)
+        prefix = f"{facts.module}." if facts is not None and facts.module else ""
+        if facts is not None and table.startswith(prefix) and "." not in table[len(prefix):]:
+            return (file, table)
+        resolved = self.project.resolve(table, self.project.locate(file))
+        if resolved is None or not resolved[1] or "." in resolved[1]:
+            return None
+        home = self.facts(resolved[0])
+        return (resolved[0], f"{home.module}.{resolved[1]}" if home.module else resolved[1]) if home is not None else None
 
     def _member_instances(self, file: Path, ref: Ref, depth: int) -> set[Key]:
         """``model.<attribute>``: what the owner's class assigns to it, or the owner itself where its code does not show.
@@ -544,6 +584,38 @@ class ServingIndex:
         for key in sorted(classes) if users else ():
             out.extend(f for f in sorted(self._reach(pool, key[0], _short(key[1]))) if f in users and f != key[0])
         return list(dict.fromkeys(out))
+
+    def _registry_users(self, pool: _Pool, classes: set[Key], files: list[Path]) -> list[Path]:
+        """Files that may build a carrier class from a registry (``VOCODERS[name](...)``): one a decorator of the
+        class stores it in, or one a file naming the class (``files``) stores it in at module level.
+
+        They name the table, not the class, so the name search misses them.
+        """
+        homes: list[Key] = []
+        for key in sorted(classes):
+            cls = self._class(key)
+            homes.extend(h for name in (cls.decorators if cls is not None else ()) if (h := self._registry_of(key[0], name)))
+        for file in files:
+            facts = self.facts(file)
+            for table, names in sorted(facts.table_entries.items()) if facts is not None else ():
+                if self._resolved_all(file, names) & classes and (home := self._table_home(file, table)):
+                    homes.append(home)
+        out: list[Path] = []
+        for home in dict.fromkeys(homes):
+            word = _short(home[1])
+            self._search(pool, [word])
+            users = set(self._mentioning(pool, {word}))
+            out.extend(f for f in sorted(self._reach(pool, home[0], word)) if f in users)
+        return list(dict.fromkeys(out))
+
+    def _registry_of(self, file: Path, decorator: str) -> Key | None:
+        """The table a decorator (a registrar) stores the class it decorates into, where the table lives."""
+        found = self.lookup(file, decorator)
+        if found is None or found[1]:
+            return None
+        facts = self.facts(found[0][0])
+        table = facts.registrars.get(found[0][1]) if facts is not None else None
+        return self._table_home(found[0][0], table) if table else None
 
     def _typed(self, file: Path, annotation: list[str], among: Iterable[Key]) -> set[Key]:
         """The classes ``among`` an annotation admits: the named project class and its subclasses."""
@@ -825,6 +897,7 @@ class ServingIndex:
         names = {_short(k[1]) for k in carriers} | folding
         names |= {a for n in list(names) for a in self._aliases.get(n, ())}
         files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers), *self._choosers(pool, classes)]
+        files.extend(self._registry_users(pool, classes, files))
         files = [f for f in dict.fromkeys(files) if not is_test_file(f)]
         self._read_ahead(files)
         live = self._live_methods(files)
