@@ -540,3 +540,12 @@ def test_a_registry_built_from_in_another_module_and_a_module_level_store(tmp_pa
             """,
     })
     assert _wn110(root) == [("parts.py", DECODER_LINE)]
+
+
+def test_a_class_registered_by_calling_the_decorator_is_served(tmp_path: Path):
+    """``register("dec")(Decoder)`` at module level: the decorator applied by hand."""
+    root = _project(tmp_path, {
+        "voc/registry.py": REGISTRY,
+        "voc/setup.py": 'from .parts import Decoder\nfrom .registry import register\n\nregister("dec")(Decoder)\n',
+    })
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]

@@ -187,6 +187,8 @@ class ServingFacts:
     #: Module-level functions that store a class they are given into a module-level table (a registry's
     #: decorator, ``VOCODERS[name] = cls``): function qualified name -> the table's qualified name.
     registrars: dict[str, str] = field(default_factory=dict)
+    #: Module-level registrations by call (``register("hifigan")(HiFiGAN)``): (what is called, the classes given).
+    registered_calls: list[tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
     #: Module-level stores of classes into tables (``VOCODERS["hifigan"] = HiFiGAN``): table -> class names.
     table_entries: dict[str, list[str]] = field(default_factory=dict)
     #: Directories the file tells Hydra to read configs from (``initialize(config_path="../configs")``), as written.
@@ -849,6 +851,7 @@ class _Linker:
         if _trains(node, names):
             self.facts.training_scopes.add(frame.number)
             self.facts.training_names[frame.number] = frame.scope.qualname
+        self._note_registration(node, frame)
         self._note_config_dirs(node, names)
         if frame.body is not None:
             self._note_parameters(node, names, frame, frame.body)
@@ -869,6 +872,15 @@ class _Linker:
                 (frame.class_qual or "") if frame.method else "", frame.method,
             ))
         self._call_under_context(node, func, receiver, frame)
+
+    def _note_registration(self, node: ast.Call, frame: _Frame) -> None:
+        """``register("hifigan")(HiFiGAN)`` at module level: the decorator applied by hand (a registry may hold it)."""
+        if frame.number or not isinstance(node.func, ast.Call) or len(node.args) != 1:
+            return
+        called = sorted(n for n in self.names(node.func.func, frame) if n.partition(".")[0] not in API_ROOTS)
+        given = sorted(self.names(node.args[0], frame))
+        if called and given:
+            self.facts.registered_calls.append((tuple(called), tuple(given)))
 
     def _note_config_dirs(self, node: ast.Call, names: frozenset[str]) -> None:
         """``initialize(config_path="../configs")``: where Hydra reads the configs ``instantiate`` builds from."""

@@ -441,6 +441,9 @@ class ServingIndex:
             for qual, cls in sorted(found.classes.items()) if found is not None else ():
                 if any(self._resolves_to(user, name, registrars) for name in cls.decorators):
                     out.add((user, qual))
+            for called, given in found.registered_calls if found is not None else ():
+                if any(self._resolves_to(user, name, registrars) for name in called):
+                    out |= {k for k in self._resolved_all(user, given) if self._class(k) is not None}
         return out
 
     def _resolves_to(self, file: Path, name: str, keys: set[Key]) -> bool:
@@ -600,6 +603,9 @@ class ServingIndex:
             for table, names in sorted(facts.table_entries.items()) if facts is not None else ():
                 if self._resolved_all(file, names) & classes and (home := self._table_home(file, table)):
                     homes.append(home)
+            for called, given in facts.registered_calls if facts is not None else ():
+                if self._resolved_all(file, given) & classes:
+                    homes.extend(h for name in called if (h := self._registry_of(file, name)))
         out: list[Path] = []
         for home in dict.fromkeys(homes):
             word = _short(home[1])
