@@ -431,17 +431,22 @@ class ServingIndex:
         for name in facts.table_entries.get(home[1], ()):
             out |= self._built_instances(home[0], name, depth + 1)
         registrars = {(home[0], q) for q, t in facts.registrars.items() if self._table_home(home[0], t) == home}
-        if not registrars:
-            return out
-        pool = self._pool(home[0])
+        return out | self._registered_by(home[0], registrars) if registrars else out
+
+    def _registered_by(self, home: Path, registrars: set[Key]) -> set[Key]:
+        """The classes the registrars are applied to: as decorators, or called by hand at module level."""
+        pool = self._pool(home)
         words = {_short(q) for _, q in registrars}
         self._search(pool, words)
-        for user in sorted({home[0], *self._mentioning(pool, words)}):
+        out: set[Key] = set()
+        for user in sorted({home, *self._mentioning(pool, words)}):
             found = self.facts(user)
-            for qual, cls in sorted(found.classes.items()) if found is not None else ():
+            if found is None:
+                continue
+            for qual, cls in sorted(found.classes.items()):
                 if any(self._resolves_to(user, name, registrars) for name in cls.decorators):
                     out.add((user, qual))
-            for called, given in found.registered_calls if found is not None else ():
+            for called, given in found.registered_calls:
                 if any(self._resolves_to(user, name, registrars) for name in called):
                     out |= {k for k in self._resolved_all(user, given) if self._class(k) is not None}
         return out
