@@ -905,12 +905,7 @@ class ServingIndex:
         family = self._family(classes)
         folding = self._folding_methods(family)
         self._search(pool, folding)
-        names = {_short(k[1]) for k in carriers} | folding
-        names |= {a for n in list(names) for a in self._aliases.get(n, ())}
-        files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers), *self._choosers(pool, classes)]
-        files.extend(self._registry_users(pool, classes, files))
-        files = [f for f in dict.fromkeys(files) if not is_test_file(f)]
-        self._read_ahead(files)
+        files = self._serving_files(start, pool, carriers, classes, folding)
         live = self._live_methods(files)
         found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
@@ -947,6 +942,22 @@ class ServingIndex:
             f"nothing folds `{_short(start[1])}` on the way (looked for: a removal method called on it, a remover or "
             "`wnaudit.fold_weight_norm` on it or on each of its `modules()`, a project function given it that folds it)"
         )
+
+    def _serving_files(self, start: Key, pool: _Pool, carriers: set[Key], classes: set[Key], folding: set[str]) -> list[Path]:
+        """The files that may serve or fold a carrier, tests left out, parsed (ahead, in the workers, where there are).
+
+        Those that name a carrier or a removal method, instantiate from configs
+        that build one, or fetch one by name from a module; then, once those are
+        read, the files that build one from a registry they fill.
+        """
+        names = {_short(k[1]) for k in carriers} | folding
+        names |= {a for n in list(names) for a in self._aliases.get(n, ())}
+        files = [start[0], *self._mentioning(pool, names), *self._config_users(start[0], carriers), *self._choosers(pool, classes)]
+        files = [f for f in dict.fromkeys(files) if not is_test_file(f)]
+        self._read_ahead(files)
+        extra = [f for f in self._registry_users(pool, classes, files) if f not in files and not is_test_file(f)]
+        self._read_ahead(extra)
+        return files + list(dict.fromkeys(extra))
 
     def _part_target(self, use: Use, reached: frozenset[Key], carriers: set[Key]) -> str:
         """``model["decoder"]`` where the site's model is a mapping of parts: the fold API takes a module, not a dict."""
