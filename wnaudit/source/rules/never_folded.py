@@ -124,6 +124,17 @@ _BUILD = (
     "    model.eval()\n"
     "    return model\n"
 )
+#: A training function that folds its own model before saving it: the fold reaches only that copy.
+_FIT_AND_FOLD = (
+    "def fit(batches):\n"
+    "    model = Generator()\n"
+    "    optimizer = torch.optim.AdamW(model.parameters())\n"
+    "    for mel, audio in batches:\n"
+    "        (model(mel) - audio).abs().mean().backward()\n"
+    "        optimizer.step()\n"
+    "    torch.nn.utils.parametrize.remove_parametrizations(model.conv, \"weight\")\n"
+    "    torch.save(model.state_dict(), \"generator.pt\")\n"
+)
 #: A loader that builds, loads and evaluates the model it serves.
 _SERVE = (
     "def serve(path, mel):\n"
@@ -317,24 +328,8 @@ class NeverFoldedWeightNorm(Rule):
         # A fold that runs only in training code folds the training copy: the serving path builds and loads
         # another model, which nothing folds (the message names the training function).
         Invalid(
-            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
-            "def fit(batches):\n"
-            "    model = Generator()\n"
-            "    optimizer = torch.optim.AdamW(model.parameters())\n"
-            "    for mel, audio in batches:\n"
-            "        (model(mel) - audio).abs().mean().backward()\n"
-            "        optimizer.step()\n"
-            "    torch.nn.utils.parametrize.remove_parametrizations(model.conv, \"weight\")\n"
-            "    torch.save(model.state_dict(), \"generator.pt\")\n\n\n" + _SERVE,
-            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n"
-            "def fit(batches):\n"
-            "    model = Generator()\n"
-            "    optimizer = torch.optim.AdamW(model.parameters())\n"
-            "    for mel, audio in batches:\n"
-            "        (model(mel) - audio).abs().mean().backward()\n"
-            "        optimizer.step()\n"
-            "    torch.nn.utils.parametrize.remove_parametrizations(model.conv, \"weight\")\n"
-            "    torch.save(model.state_dict(), \"generator.pt\")\n\n\n" + _SERVE.replace(
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n" + _FIT_AND_FOLD + "\n\n" + _SERVE,
+            _HEADER + _GENERATOR + _REMOVAL_METHOD + "\n\n" + _FIT_AND_FOLD + "\n\n" + _SERVE.replace(
                 "    model.eval()\n", "    model.eval()\n    model.remove_weight_norm()\n"
             ),
         ),
