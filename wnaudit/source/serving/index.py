@@ -18,12 +18,13 @@ says nothing about what the project does when it serves.
 from __future__ import annotations
 
 import ast
+import collections
 import logging
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
@@ -41,6 +42,7 @@ from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T", bound=Hashable)
 
 #: A class or function of the project: (file, qualified name).
 Key = tuple[Path, str]
@@ -110,6 +112,8 @@ class ServingIndex:
         self._known = known or {}
         #: Workers parsing the files of a list the index is about to read (``ahead.py``; None: all parsed here).
         self._ahead = ahead
+        #: Files ``_read_ahead`` has handed to the workers or found known (not read and hashed again for a later list).
+        self._announced: set[Path] = set()
         #: The project's files under a root (``walk.project_files``; the workspace's keeps what it found).
         self._walk = walk or (lambda root, whole: tuple(project_files(root, whole)))
         #: Where parsed facts are kept between runs (the summary cache; None: parse every run).
@@ -119,6 +123,8 @@ class ServingIndex:
         self._imports = imports
         self._facts: dict[Path, ServingFacts | None] = {}
         self._pools: dict[Path, _Pool] = {}
+        #: file -> the pool of its project root (``_pool``): the markers the run saw do not change during it.
+        self._pool_of: dict[Path, _Pool] = {}
         self._lookups: dict[tuple[Path, str], tuple[Key, str] | None] = {}
         #: (file, ref) -> (how many carrier names there were, the classes it may be an instance of).
         self._instances: dict[tuple[Path, Ref], tuple[int, frozenset[Key]]] = {}
@@ -184,8 +190,9 @@ class ServingIndex:
         if self._ahead is None:
             return
         for path in reversed(list(files)):
-            if path in self._facts:
+            if path in self._facts or path in self._announced:
                 continue
+            self._announced.add(path)
             data = self._read(path)
             if data is None:
                 continue
@@ -209,10 +216,14 @@ class ServingIndex:
         return top, False
 
     def _pool(self, path: Path) -> _Pool:
-        root, marked = self.root_of(path)
-        pool = self._pools.get(root)
+        """The pool of the file's project root (kept per file: ``root_of`` asks up to eight directories for markers)."""
+        pool = self._pool_of.get(path)
         if pool is None:
-            pool = self._pools[root] = _Pool(root, self._walk(root, marked))
+            root, marked = self.root_of(path)
+            pool = self._pools.get(root)
+            if pool is None:
+                pool = self._pools[root] = _Pool(root, self._walk(root, marked))
+            self._pool_of[path] = pool
         return pool
 
     def _search(self, pool: _Pool, names: Iterable[str], within: "set[Path] | None" = None) -> None:
@@ -503,7 +514,9 @@ class ServingIndex:
         names = {short, *self._aliases.get(short, ())}
         self._search(pool, names, self._reach(pool, file, short))
         out: set[Key] = set()
-        for caller in self._mentioning(pool, names):
+        callers = self._mentioning(pool, names)
+        self._read_ahead(callers)
+        for caller in callers:
             facts = self.facts(caller)
             for call in facts.helper_calls if facts is not None else ():
                 if (call.position == position if call.position >= 0 else call.keyword == param) and (
@@ -1028,22 +1041,23 @@ class ServingIndex:
         pairs = {(call[4], call[5]) for call in pending if call[5]}
         callers = {method for _, method in pairs}
         self._interesting.update(_short(qual) for qual, _ in pairs)
+        waiting = _Waiting(pending)
         changed = True
         while changed:
             changed = False
-            for call in list(pending):
+            for call in waiting.current():
                 file, refs, name, _, caller_class, caller = call
                 if caller and caller not in catalogue.IMPLICITLY_CALLED_METHODS and caller not in anyone and (
                     (caller_class, caller) not in invoked
                 ):
                     continue
-                pending.remove(call)
+                waiting.remove(call)
                 changed = True
                 if name in folding and self._call_reaches(file, refs, carriers, family):
                     return True, ""
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
-        return False, self._blocked(pending, carriers, folding)
+        return False, self._blocked(waiting.current(), carriers, folding)
 
     def _note_invoked(
         self, file: Path, refs: tuple[Ref, ...], name: str, pairs: set[tuple[str, str]], invoked: set[tuple[str, str]],
@@ -1314,7 +1328,9 @@ class ServingIndex:
         if found is None:
             self._search(pool, _FOLD_WORDS)
             names: set[str] = set()
-            for path in self._mentioning(pool, set(_FOLD_WORDS)):
+            paths = self._mentioning(pool, set(_FOLD_WORDS))
+            self._read_ahead(paths)
+            for path in paths:
                 facts = self.facts(path)
                 for qual, body in facts.functions.items() if facts is not None else ():
                     if body.folds:
@@ -1355,6 +1371,28 @@ class ServingIndex:
                     if name in folding and name not in live and self._defines_fold(key, name, folding):
                         return f"{_short(key[1])}.{name}()"
         return ""
+
+
+class _Waiting(Generic[_T]):
+    """A list whose ``remove`` drops the first equal item, as ``list.remove`` does, without comparing the items before it.
+
+    ``_method_folds`` removes each call as its method is found to run; its calls start
+    with a ``Path``, whose comparison runs in Python, and a big project holds thousands.
+    """
+
+    def __init__(self, items: list[_T]) -> None:
+        self._items = items
+        self._alive = [True] * len(items)
+        self._at: dict[_T, collections.deque[int]] = {}
+        for position, item in enumerate(items):
+            self._at.setdefault(item, collections.deque()).append(position)
+
+    def current(self) -> list[_T]:
+        """The items not removed, in their order."""
+        return [item for item, alive in zip(self._items, self._alive) if alive]
+
+    def remove(self, item: _T) -> None:
+        self._alive[self._at[item].popleft()] = False
 
 
 _QUOTES = frozenset(b"'\"")
