@@ -57,7 +57,7 @@ from .syntax_cache import digest_of
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = 3
+_FORMAT = 4
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -184,6 +184,9 @@ class Verdict(NamedTuple):
     why: str = ""  # why a candidate fold does not count (``index.Served.why``)
     method: str = ""  # a removal method of the served model that folds all of it, for the fix ("": none)
     imported: bool = False  # the serving file's project already imports wnaudit (outside its tests)
+    #: Why the fix has no safe point for the fold ("": it has; ``rules/_fold_point.py``), kept so a warm run never
+    #: parses the serving file: it rests on that file's bytes, a ``serving_reads`` observation like the verdict.
+    no_fold: str = ""
 
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.

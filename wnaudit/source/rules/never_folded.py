@@ -425,9 +425,8 @@ class NeverFoldedWeightNorm(Rule):
                 continue
             statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
             site = summary.applications[position].site
-            why = no_fold_point(verdict.file, context.workspace.source_bytes(Path(verdict.file)), verdict.line, verdict.target)
-            if why:
-                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=why), None)
+            if verdict.no_fold:
+                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=verdict.no_fold), None)
                 continue
             insert = Insertion(
                 file=verdict.file, line=verdict.line, statement=statement, module=module,
@@ -465,10 +464,13 @@ def _verdict(index: ServingIndex, context: Context, file: Path, unit: str, line:
         where = served.file.relative_to(root).as_posix()
     except ValueError:
         where = served.file.name
+    target = served.target or site.target or "model"
     return Verdict(
-        str(served.file), site.line, site.what, served.target or site.target or "model", site.kind, served.uncalled,
+        str(served.file), site.line, site.what, target, site.kind, served.uncalled,
         f"{where}:{_line_shown(served.file, site.line)}", served.why,
         _own_removal(index, context, served), index.imports(served.file, "wnaudit"),
+        # Read through the workspace: the serving file's digest is an observation the kept verdict rests on.
+        no_fold_point(str(served.file), context.workspace.source_bytes(served.file), site.line, target),
     )
 
 
