@@ -48,7 +48,7 @@ from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, same_stat,
 
 from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
-from .project import list_kinds_and_links
+from .project import kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
 from .serving.walk import project_file_names
@@ -104,6 +104,7 @@ def stamp(path: str) -> Stamp | None:
 
 #: The digest field of a directory's stat key: its listing (``Observations.listings``) is the recorded one.
 _LISTED = "listed"
+_UNRECORDED: dict[str, int] = {}  # a directory the record did not list (told from an empty listing by identity)
 
 
 class _Disk:
@@ -118,6 +119,10 @@ class _Disk:
         self.digests: dict[str, str | None] = {}
         self.known = known or {}
         self.fresh: dict[str, StatKey] = {}
+        #: The recorded listings (``Observations.listings``): a held one answers for the entries it names.
+        self.listings: dict[str, dict[str, int] | None] = {}
+        self._held: dict[str, bool] = {}
+        self._kinds: dict[str, str | None] = {}
 
     def digest(self, path: str) -> str | None:
         if path not in self.digests:
@@ -143,7 +148,43 @@ class _Disk:
 
         Adding, removing or renaming an entry sets a directory's mtime and ctime; a
         listing with a link is never keyed (a link's target changes without it).
+        An empty listing (most are of directories an import looked for and did
+        not find) is answered by the parent's listing where that one holds.
         """
+        recorded = seen is self.listings.get(path)  # the record's own question, asked once whoever asks first
+        if recorded and path in self._held:
+            return self._held[path]
+        if seen == {} and self._kind_in_parent(path) in ("", "file"):
+            return True  # neither a directory nor a link to one: scandir fails, ``{}``
+        held = self._listed_again(path, seen)
+        if recorded:
+            self._held[path] = held
+        return held
+
+    def is_file(self, path: str) -> bool:
+        """``os.path.isfile(path)``, from the parent's listing where the record has one that holds (links followed both ways)."""
+        kind = self._kind_in_parent(path)
+        return os.path.isfile(path) if kind is None else kind == "file"
+
+    def _kind_in_parent(self, path: str) -> str | None:
+        """What ``path`` is by its parent's recorded listing, once that holds (``project.kind_listed``; None: not known so).
+
+        Under a parent that is no directory (by its own parent's listing, and so on up) there is nothing: "".
+        """
+        if path in self._kinds:
+            return self._kinds[path]
+        parent, name = os.path.split(path)
+        listing = self.listings.get(parent, _UNRECORDED)
+        if parent == path or listing is None:
+            kind = None
+        elif listing is _UNRECORDED:  # known only when the parent is no directory
+            kind = "" if self._kind_in_parent(parent) in ("", "file") else None
+        else:
+            kind = kind_listed(listing, name) if self.same_listing(parent, listing) else None
+        self._kinds[path] = kind
+        return kind
+
+    def _listed_again(self, path: str, seen: dict[str, int] | None) -> bool:
         taken = take_stamp(path)
         entry = self.known.get(path)
         if taken is not None and entry is not None and entry[5] == _LISTED and same_stat(entry, taken.status):
@@ -230,8 +271,9 @@ class Observations:
     def still_hold(self, kinds: tuple[str, ...], disk: "_Disk | None" = None) -> bool:
         """Ask every question of ``kinds`` again; True when every answer is the one recorded."""
         disk = disk or _Disk()
+        disk.listings = self.listings
         asks: dict[str, Callable[[str, object], bool]] = {
-            "files": lambda key, seen: os.path.isfile(key) == seen,
+            "files": lambda key, seen: disk.is_file(key) == seen,
             "dirs": lambda key, seen: os.path.isdir(key) == seen,
             "exists": lambda key, seen: os.path.exists(key) == seen,
             "listings": disk.same_listing,  # type: ignore[dict-item]

@@ -341,6 +341,19 @@ def list_kinds_and_links(directory: str) -> tuple[dict[str, int] | None, bool]:
     return listing, links
 
 
+def kind_listed(listing: dict[str, int], name: str) -> str | None:
+    """What a ``list_kinds`` listing says the entry ``name`` is: "file", "dir" or "" (neither); None: it cannot say.
+
+    A listing keeps every importable name whose entry is a file or a directory
+    (links followed), so such a name's absence means neither; an entry whose
+    kind could not be read holds both bits.
+    """
+    if not _importable(name):
+        return None
+    kind = listing.get(name, 0)
+    return None if kind == _FILE | _DIR else "file" if kind == _FILE else "dir" if kind == _DIR else ""
+
+
 def _importable(name: str) -> bool:
     """Whether ``_module_under`` can ask for this entry: a package or module name, or one with a source suffix."""
     for suffix in _SOURCE_SUFFIXES:
