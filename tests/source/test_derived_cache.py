@@ -325,10 +325,18 @@ def test_resolving_inputs_through_known_directories_agrees_with_path_resolve(tmp
     (tmp_path / "x").symlink_to(tmp_path / "else" / "y")
     (tmp_path / "real" / "sub" / "a.py").write_text("")
     (tmp_path / "real" / "b.py").symlink_to(tmp_path / "real" / "sub" / "a.py")
+    (tmp_path / "real" / "sub" / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "deep" / "er" / "c.py").write_text("")
+    (tmp_path / "real" / "sub" / "up").symlink_to(tmp_path / "x")  # a link below a link, to a link
+    (tmp_path / "chain").symlink_to(tmp_path / "link")
     known: dict[str, str] = {}
-    for name in ["link/sub/a.py", "link/b.py", "link/sub/../sub/a.py", "link/missing/m.py", "link", "x/../y/q.py", "x/q.py"]:
+    for name in [
+        "link/sub/a.py", "link/b.py", "link/sub/../sub/a.py", "link/missing/m.py", "link", "x/../y/q.py", "x/q.py",
+        "real/sub/deep/er/c.py", "link/sub/deep/er/c.py", "chain/sub/deep/er/c.py", "chain/sub/up/q.py",
+        "link/sub/up/../q.py", "real/gone/deeper/m.py",
+    ]:
         for spelled in (str(tmp_path / name), tmp_path / name):
-            assert _resolved(spelled, known) == Path(spelled).resolve()
+            assert _resolved(spelled, known) == Path(spelled).resolve(), name
 
 
 def test_a_warm_run_reads_no_unchanged_file_twice(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -61,12 +61,25 @@ def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) 
         directory, name = os.path.split(absolute)
         if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
             return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
-        real = directories.get(directory)
-        if real is None:
-            real = directories[directory] = os.path.realpath(directory)
-        return os.path.join(real, name)
+        return os.path.join(_real_directory(directory, directories), name)
     except OSError:
         return absolute
+
+
+def _real_directory(directory: str, known: dict[str, str]) -> str:
+    """``os.path.realpath`` of an absolute, normalised ``directory``: its parent's, joined, unless it is a link.
+
+    One ``lstat`` per directory not seen before (``realpath`` takes one per component of every path it is given).
+    """
+    real = known.get(directory)
+    if real is None:
+        parent, name = os.path.split(directory)
+        if not name or parent == directory or os.path.islink(directory):
+            real = os.path.realpath(directory)
+        else:
+            real = os.path.join(_real_directory(parent, known), name)
+        known[directory] = real
+    return real
 
 
 def _has_parent_part(text: str) -> bool:
