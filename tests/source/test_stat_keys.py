@@ -102,8 +102,8 @@ def test_a_small_run_checks_no_record_of_the_whole_tree(tmp_path: Path, cache_di
     every = sorted([*first.glob("*.py"), *other.glob("*.py")])
     whole = _answer(every)
     asked: list[str] = []
-    real = derived_cache.stamp
-    monkeypatch.setattr(derived_cache, "stamp", lambda path: asked.append(str(path)) or real(path))
+    real = derived_cache.take_stamp  # what the check stamps files and directories with
+    monkeypatch.setattr(derived_cache, "take_stamp", lambda path: asked.append(str(path)) or real(path))
     one = [first / "serve.py"]
     alone = _answer(one)
     assert alone == _answer(one, cache=False)

@@ -123,14 +123,29 @@ class _Disk:
         self.listings: dict[str, dict[str, int] | None] = {}
         self._held: dict[str, bool] = {}
         self._kinds: dict[str, str | None] = {}
+        self._stamps: dict[str, Stamp | None] = {}
 
     def digest(self, path: str) -> str | None:
         if path not in self.digests:
             self.digests[path] = self._digest(path)
         return self.digests[path]
 
+    def stat_of(self, path: str) -> os.stat_result:
+        """``os.stat(path)``, the one this check took for the path if any (a walk's sizes are the digests' stats)."""
+        taken = self._taken(path)
+        if taken is None:
+            raise FileNotFoundError(path)
+        return taken.status
+
+    def _taken(self, path: str) -> Stamp | None:
+        if path not in self._stamps:
+            self._stamps[path] = take_stamp(path)
+        return self._stamps[path]
+
     def _digest(self, path: str) -> str | None:
-        taken = stamp(path)
+        taken = self._taken(path)
+        if taken is not None and not stat.S_ISREG(taken.status.st_mode):
+            taken = None  # not a regular file (``stamp``)
         if taken is None:
             return content_digest(read_source_file(path))
         entry = self.known.get(path)
@@ -281,7 +296,7 @@ class Observations:
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
-            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1")) == seen,
+            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of)) == seen,
             "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
         }
         try:
