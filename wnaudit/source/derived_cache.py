@@ -348,6 +348,18 @@ def _stat_entry(value: Any) -> StatKey:
     return value
 
 
+def _keys_worth_writing(stats: dict[str, StatKey], known: dict[str, StatKey]) -> bool:
+    """Whether new stat keys alone are worth writing the record again: at least a sixteenth of them are new.
+
+    A missing key costs a later check one read of that file (or listing of that
+    directory); writing a tree's record again costs what hundreds of those do.
+    A key is only ever a hint (``same_stat``), so one left unwritten never
+    changes an answer.
+    """
+    news = sum(1 for path, key in stats.items() if known.get(path) != key)
+    return news > 0 and news * 16 >= len(stats)
+
+
 #: A run of at most this many files keeps a record of its own (``DerivedAnswers.open``'s ``scope``).
 SMALL_RUN = 32
 
@@ -427,6 +439,13 @@ class DerivedAnswers:
         if key is not None:
             self._stats[path] = key
 
+    def note_listings(self, stamps: dict[str, Stamp]) -> None:
+        """This run listed these directories (each stamped before, none holding a link): keep their stat keys."""
+        for path, taken in stamps.items():
+            key = stat_key(taken, _LISTED)
+            if key is not None:
+                self._stats[path] = key
+
     def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
         """The stat keys worth keeping: of the files the observations name (this run's first)."""
         named = set().union(*(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads")))
@@ -438,7 +457,7 @@ class DerivedAnswers:
         observed.merge(self.observed, (*SCAN_KINDS, *SERVING_KINDS))
         self.observed = observed
         stats = self._stat_keys(observed)
-        if self._cache is None or (self._sizes() == self._loaded and stats == self._stats_known):
+        if self._cache is None or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
             return
         document = {
             "stats": stats,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
+from ..common.cache import Stamp, take_stamp
 from .resolve import API_ROOTS
 
 #: Directories that hold installed third-party code, never the project's own.
@@ -114,6 +115,9 @@ class Project:
         self._dirs: dict[str, bool] = {}
         self._real_directories: dict[str, str] = {}
         self._exists: dict[str, bool] = {}
+        #: The stamp taken before each listing of this run that holds no link (None: not taken): a record of
+        #: derived answers keys those listings, so its next check need not list them again (``derived_cache``).
+        self.listing_stamps: dict[str, Stamp] | None = None
 
     def _isfile(self, path: str) -> bool:
         found = self._files.get(path)
@@ -290,7 +294,11 @@ class Project:
         """``list_kinds``, once per directory per run."""
         if directory in self._listings:
             return self._listings[directory]
-        kinds = self._listings[directory] = list_kinds(directory)
+        taken = take_stamp(directory) if self.listing_stamps is not None else None
+        kinds, links = list_kinds_and_links(directory)
+        self._listings[directory] = kinds
+        if taken is not None and self.listing_stamps is not None and kinds and not links:
+            self.listing_stamps[directory] = taken
         return kinds
 
     @staticmethod
