@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -324,10 +325,18 @@ def test_resolving_inputs_through_known_directories_agrees_with_path_resolve(tmp
     (tmp_path / "x").symlink_to(tmp_path / "else" / "y")
     (tmp_path / "real" / "sub" / "a.py").write_text("")
     (tmp_path / "real" / "b.py").symlink_to(tmp_path / "real" / "sub" / "a.py")
+    (tmp_path / "real" / "sub" / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "deep" / "er" / "c.py").write_text("")
+    (tmp_path / "real" / "sub" / "up").symlink_to(tmp_path / "x")  # a link below a link, to a link
+    (tmp_path / "chain").symlink_to(tmp_path / "link")
     known: dict[str, str] = {}
-    for name in ["link/sub/a.py", "link/b.py", "link/sub/../sub/a.py", "link/missing/m.py", "link", "x/../y/q.py", "x/q.py"]:
+    for name in [
+        "link/sub/a.py", "link/b.py", "link/sub/../sub/a.py", "link/missing/m.py", "link", "x/../y/q.py", "x/q.py",
+        "real/sub/deep/er/c.py", "link/sub/deep/er/c.py", "chain/sub/deep/er/c.py", "chain/sub/up/q.py",
+        "link/sub/up/../q.py", "real/gone/deeper/m.py",
+    ]:
         for spelled in (str(tmp_path / name), tmp_path / name):
-            assert _resolved(spelled, known) == Path(spelled).resolve()
+            assert _resolved(spelled, known) == Path(spelled).resolve(), name
 
 
 def test_a_warm_run_reads_no_unchanged_file_twice(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -362,3 +371,64 @@ def test_a_lower_size_limit_still_refuses_a_file_the_record_vouches_for(tmp_path
     refused = sorted(Path(error.path).name for error in result.errors)
     assert refused == ["base.py", "serve.py"]  # the two files above 100 bytes
     assert all("above the 100 bytes limit" in error.message for error in result.errors)
+
+
+GENERATOR = (
+    "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
+    "class Generator(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(8, 2, 3, padding=1))\n\n"
+    "    def forward(self, x):\n        return self.conv(x)\n"
+)
+#: Served bare: ``load`` returns the model for its caller to load, so WN110 offers no fix (``serving/fold_point.py``).
+UNLOADED = "import torch\n\nfrom .model import Generator\n\n\ndef load(path):\n    model = Generator()\n    model.eval()\n    return model\n"
+LOADED = UNLOADED.replace("    return model\n", "    model.load_state_dict(torch.load(path))\n    return model\n")
+NO_FIX = "no fix offered: `load()` builds `model` without its weights"
+
+
+def _fold_point_example(tmp_path: Path, serving: str) -> tuple[Path, Path]:
+    package = tmp_path / "voc"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "model.py").write_text(GENERATOR)
+    (package / "serve.py").write_text(serving)
+    return package / "model.py", package / "serve.py"
+
+
+@pytest.mark.parametrize("linted", ["model", "both"])
+def test_a_warm_run_keeps_the_fold_point_and_parses_no_serving_file(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch, linted: str,
+) -> None:
+    """WN110's "no fix offered" is kept with its verdict: a warm run gives it without reading the serving file again."""
+    from wnaudit.source.serving import fold_point
+
+    model, serve = _fold_point_example(tmp_path, UNLOADED)
+    paths = [model] if linted == "model" else [model, serve]
+    cold = _answer(paths)
+    assert [item[1] for item in cold] == ["WN110"] and NO_FIX in cold[0][3]
+    checked: list[tuple] = []
+    real = fold_point.no_fold_point
+    monkeypatch.setattr("wnaudit.source.project_model.no_fold_point", lambda *a: checked.append(a) or real(*a))
+    assert _answer(paths) == cold == _answer(paths, cache=False)
+    checked.clear()
+    assert _answer(paths) == cold
+    assert checked == []
+
+
+def test_the_kept_fold_point_follows_an_edit_of_the_serving_file(tmp_path: Path, cache_dir: Path) -> None:
+    """A load added after the model is built (then taken out again) changes the kept answer: warm equals uncached.
+
+    The 3 s waits put each write past the racily-clean window (``common/cache.RACY_NS``): the record keys the
+    serving file by its stat, and only the edit's new stat can make the check read it again.
+    """
+    model, serve = _fold_point_example(tmp_path, UNLOADED)
+    time.sleep(3)
+    cold = _answer([model])
+    assert [item[1] for item in cold] == ["WN110"] and NO_FIX in cold[0][3]
+    assert _answer([model]) == cold
+    for text, offered in ((LOADED, True), (UNLOADED, False)):
+        serve.write_text(text)
+        time.sleep(3)
+        warm = _answer([model])
+        assert warm == _answer([model], cache=False)
+        assert [item[1] for item in warm] == ["WN110"] and (NO_FIX not in warm[0][3]) == offered
+        assert _answer([model]) == warm

@@ -137,3 +137,60 @@ def test_the_project_walk_as_text_is_the_walk_as_paths(tmp_path: Path, monkeypat
             assert all(str(Path(name)) == name for name in names)  # the text a ``Path`` walk gives: "." adds no prefix
             expected = sorted(str(root / "pkg" / n) for n in ("__init__.py", "x..py")) if root != Path("pkg") else []
             assert set(expected) <= set(names)
+
+
+def test_the_project_walk_lists_each_directory_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A subdirectory listed to see whether it is a package is not listed again when the walk enters it."""
+    from wnaudit.source.serving import walk
+
+    root = tmp_path / "proj"
+    for directory in ("pkg/sub", "pkg/portion/deeper", "scripts/more", "venv", ".hidden", "tests", "pkg/__pycache__"):
+        (root / directory).mkdir(parents=True)
+    for name in ("setup.py", "pkg/__init__.py", "pkg/sub/__init__.py", "pkg/sub/m.py", "pkg/portion/p.py",
+                 "pkg/portion/deeper/d.py", "scripts/run.py", "scripts/more/x.py", "venv/pyvenv.cfg", "venv/v.py",
+                 ".hidden/h.py", "tests/t.py", "pkg/test_m.py", "pkg/notes.txt", "pkg/nb.ipynb"):
+        (root / name).write_text("")
+    (root / "pkg" / "big.py").write_bytes(b"#" * 200)
+    monkeypatch.setattr(walk, "DEFAULT_MAX_SOURCE_BYTES", 100)
+    listed: list[str] = []
+    real = walk._entries
+    monkeypatch.setattr(walk, "_entries", lambda directory: listed.append(directory) or real(directory))
+    expected = {
+        True: ["setup.py", "pkg/__init__.py", "pkg/nb.ipynb", "pkg/portion/p.py", "pkg/sub/__init__.py", "pkg/sub/m.py",
+               "pkg/portion/deeper/d.py", "scripts/run.py", "scripts/more/x.py"],
+        False: ["setup.py", "pkg/__init__.py", "pkg/nb.ipynb", "pkg/portion/p.py", "pkg/sub/__init__.py", "pkg/sub/m.py",
+                "pkg/portion/deeper/d.py"],
+    }
+    for whole in (True, False):
+        listed.clear()
+        assert list(walk.project_file_names(str(root), whole)) == [str(root / name) for name in expected[whole]]
+        assert len(listed) == len(set(listed))
+        assert str(root / "pkg" / "sub") in listed and str(root / "venv") in listed
+
+
+def test_the_record_check_sizes_walked_files_with_the_stats_it_took(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check stats each walked file once (its digest's stat is its size), and still sees one grow past the limit."""
+    from wnaudit.source import derived_cache
+    from wnaudit.source.serving import walk
+
+    monkeypatch.setattr(walk, "DEFAULT_MAX_SOURCE_BYTES", 100)
+    (tmp_path / "pkg").mkdir()
+    files = [tmp_path / "pkg" / name for name in ("__init__.py", "a.py", "b.py")]
+    for file in files:
+        file.write_text("x = 1\n")
+    key = "1" + str(tmp_path)
+    observed = derived_cache.Observations(
+        serving_reads={str(f): derived_cache.content_digest(f.read_bytes()) for f in files},
+        walks={key: list(walk.project_file_names(str(tmp_path), True))},
+    )
+    stats: list[str] = []
+    real = os.stat
+    monkeypatch.setattr(os, "stat", lambda path, *a, **k: stats.append(os.fspath(path)) or real(path, *a, **k))
+    assert observed.still_hold(("serving_reads",))
+    digests_alone = sorted(p for p in stats if p.endswith(".py"))
+    stats.clear()
+    assert observed.still_hold(derived_cache.SERVING_KINDS)
+    assert sorted(p for p in stats if p.endswith(".py")) == digests_alone
+    files[1].write_text("#" * 200)  # too big for the walk now
+    observed.serving_reads[str(files[1])] = derived_cache.content_digest(files[1].read_bytes())
+    assert not observed.still_hold(derived_cache.SERVING_KINDS)

@@ -8,6 +8,7 @@ a ruff run leaves) does not drop the record, while a new module still does.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -86,3 +87,53 @@ def test_a_listing_with_a_link_is_never_keyed(tmp_path: Path, cache_dir: Path, m
     listed = _listed_by_the_check(monkeypatch)
     assert _answer(paths) == _answer(paths, cache=False)
     assert str(package) in listed
+
+
+def _disk_of(listed: list[Path]) -> derived_cache._Disk:
+    """A check's disk that holds the listings of ``listed`` as recorded now (as a run's observations would)."""
+    disk = derived_cache._Disk()
+    disk.listings = {str(directory): list_kinds(str(directory)) for directory in listed}
+    return disk
+
+
+def test_held_listings_answer_as_the_file_system_does(tmp_path: Path) -> None:
+    """``isfile`` and an empty listing, answered from a parent's held listing, are what ``os`` and ``list_kinds`` say.
+
+    Files, directories, links to each, a dangling link, a FIFO, names no import can ask for, nothing, and
+    paths under each of those (a missing directory's children are known from the nearest recorded listing).
+    """
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "m.py").write_text("")
+    (package / "empty").mkdir()
+    (package / "a.py").write_text("")
+    (package / "my-tool.py").write_text("")
+    (package / "to_sub").symlink_to(package / "sub")
+    (package / "to_a.py").symlink_to(package / "a.py")
+    (package / "dangling.py").symlink_to(package / "nowhere.py")
+    os.mkfifo(package / "fifo")
+    names = ["sub", "empty", "a.py", "my-tool.py", "to_sub", "to_a.py", "dangling.py", "fifo", "missing", "missing.py"]
+    paths = [package / n for n in names] + [package / n / "x" for n in names] + [package / "missing" / "deeper" / "x.py", package / "sub" / "m.py", package / "to_sub" / "m.py"]
+    disk = _disk_of([tmp_path, package])
+    for path in paths:
+        assert disk.is_file(str(path)) == os.path.isfile(path), path
+        assert disk.same_listing(str(path), {}) == (list_kinds(str(path)) == {}), path
+
+
+def test_held_listings_save_the_check_its_questions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Children of a held listing, and paths below a missing directory, are neither listed nor ``stat``-ed again."""
+    package = _voc(tmp_path)
+    asked: list[str] = []
+    listed = _listed_by_the_check(monkeypatch)
+    real = os.path.isfile
+    monkeypatch.setattr(derived_cache.os.path, "isfile", lambda path: asked.append(path) or real(path))
+    observed = derived_cache.Observations(
+        files={str(package / "base.py"): True, str(package / "gone.py"): False, str(package / "nope" / "__init__.py"): False},
+        listings={str(package): list_kinds(str(package)), str(package / "nope"): {}, str(package / "nope" / "deeper"): {}},
+    )
+    assert observed.still_hold(("files", "listings"))
+    assert asked == [] and listed == [str(package)]
+    (package / "nope").mkdir()
+    (package / "nope" / "__init__.py").write_text("")
+    assert not observed.still_hold(("files",))
+    assert not observed.still_hold(("listings",))

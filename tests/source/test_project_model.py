@@ -124,9 +124,9 @@ def test_one_model_per_run_shared_by_both_rules(project: Path, monkeypatch: pyte
     built: list[ProjectModel] = []
     original = ProjectModel.__init__
 
-    def counting(self: ProjectModel, context) -> None:  # type: ignore[no-untyped-def]
+    def counting(self: ProjectModel, *args) -> None:  # type: ignore[no-untyped-def]
         built.append(self)
-        original(self, context)
+        original(self, *args)
 
     monkeypatch.setattr(ProjectModel, "__init__", counting)
     assert {code for code, _ in _codes(project)} == {"WN109", "WN110"}
@@ -180,3 +180,22 @@ def test_what_an_inference_entry_executes(project: Path):
     assert model.executed(trainer, ("()",)) == {"generator"}
     assert model.executed(trainer, ("train_step()",)) == {"discriminator", "generator"}
     assert model.executed(trainer, ("unknown_method()",)) is None
+
+
+def test_no_rule_walks_code_or_reads_the_project_itself():
+    """Rules read their file's facts and ask the model: none parses (``ast``) or reaches the serving index,
+    the workspace or the file system on its own."""
+    import ast
+
+    rules = Path(__file__).resolve().parents[2] / "wnaudit" / "source" / "rules"
+    forbidden = {"ast", "os", "serving", "workspace", "project", "reading", "resolve"}
+    for path in sorted(rules.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level in (0, 2):  # ``import x``-likes and ``from ..x``
+                names = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            assert not names & forbidden, f"{path.name} imports {sorted(names & forbidden)}"

@@ -102,11 +102,57 @@ def test_a_small_run_checks_no_record_of_the_whole_tree(tmp_path: Path, cache_di
     every = sorted([*first.glob("*.py"), *other.glob("*.py")])
     whole = _answer(every)
     asked: list[str] = []
-    real = derived_cache.stamp
-    monkeypatch.setattr(derived_cache, "stamp", lambda path: asked.append(str(path)) or real(path))
+    real = derived_cache.take_stamp  # what the check stamps files and directories with
+    monkeypatch.setattr(derived_cache, "take_stamp", lambda path: asked.append(str(path)) or real(path))
     one = [first / "serve.py"]
     alone = _answer(one)
     assert alone == _answer(one, cache=False)
     assert alone and alone == [item for item in whole if str(item[0]) == str(first / "serve.py")]
     assert _answer(one) == alone  # its own record, kept and checked
     assert asked and not [path for path in asked if path.startswith(str(other))]
+
+
+def _records(cache_dir: Path) -> dict[str, bytes]:
+    return {str(path): path.read_bytes() for path in cache_dir.rglob("derived/*.json")}
+
+
+def test_a_cold_run_keys_the_directories_it_lists(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first check after the run that wrote the record lists no directory that run listed (none changed since)."""
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    package = _voc(tmp_path)
+    paths = sorted(package.glob("*.py"))
+    time.sleep(0.05)
+    cold = _answer(paths)
+    listed: list[str] = []
+    real = derived_cache.list_kinds_and_links
+    monkeypatch.setattr(derived_cache, "list_kinds_and_links", lambda directory: listed.append(directory) or real(directory))
+    assert _answer(paths) == cold == _answer(paths, cache=False)
+    assert str(package) not in listed
+    assert [d for d in listed if (real(d)[0] or {}) and not real(d)[1]] == []  # only empty or linked listings, if any
+
+
+def test_a_few_new_stat_keys_do_not_rewrite_the_record(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A touched file is read again and keyed anew, but the record is not written for it; many such keys are written."""
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    package = _voc(tmp_path)
+    for index in range(40):
+        (package / f"helper_{index}.py").write_text(f"VALUE = {index}\n")
+    paths = sorted(package.glob("*.py"))
+    time.sleep(0.05)
+    cold = _answer(paths)
+    assert _answer(paths) == cold
+    written = _records(cache_dir)
+    assert written
+    time.sleep(0.05)
+    os.utime(package / "helper_0.py")  # a new stat, the same bytes
+    reads = _count_reads(monkeypatch)
+    assert _answer(paths) == cold == _answer(paths, cache=False)
+    assert _records(cache_dir) == written
+    reads.clear()
+    assert _answer(paths) == cold
+    assert reads == [str(package / "helper_0.py")]  # its old key no longer holds: read each time, still right
+    time.sleep(0.05)
+    for path in paths:
+        os.utime(path)
+    assert _answer(paths) == cold
+    assert _records(cache_dir) != written

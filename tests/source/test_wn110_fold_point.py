@@ -175,7 +175,7 @@ def test_an_init_assignment_that_may_load_keeps_the_fix(tmp_path: Path, value: s
 
 def test_a_serving_file_too_deep_for_the_parser_gives_no_fold_point_question_an_error():
     """The fold point is looked for in the serving file's text: one nested past the parser's limits is no crash."""
-    from wnaudit.source.rules._fold_point import no_fold_point
+    from wnaudit.source.serving.fold_point import no_fold_point
 
     deep = b"class Server:\n    def __init__(self):\n        self.vocoder = " + b"-" * 200_000 + b"1\n"
     assert no_fold_point("serve.py", deep, 3, "self.vocoder") == ""

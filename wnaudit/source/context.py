@@ -59,7 +59,7 @@ class Context:
         if self._model is None:
             from .project_model import ProjectModel
 
-            self._model = ProjectModel(self)
+            self._model = ProjectModel(self, self.workspace.source_bytes)
         return self._model
 
     def serving(self) -> "ServingIndex":

@@ -48,7 +48,7 @@ from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, same_stat,
 
 from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
-from .project import list_kinds_and_links
+from .project import kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
 from .serving.walk import project_file_names
@@ -57,7 +57,7 @@ from .syntax_cache import digest_of
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = 3
+_FORMAT = 4
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -104,6 +104,7 @@ def stamp(path: str) -> Stamp | None:
 
 #: The digest field of a directory's stat key: its listing (``Observations.listings``) is the recorded one.
 _LISTED = "listed"
+_UNRECORDED: dict[str, int] = {}  # a directory the record did not list (told from an empty listing by identity)
 
 
 class _Disk:
@@ -118,14 +119,33 @@ class _Disk:
         self.digests: dict[str, str | None] = {}
         self.known = known or {}
         self.fresh: dict[str, StatKey] = {}
+        #: The recorded listings (``Observations.listings``): a held one answers for the entries it names.
+        self.listings: dict[str, dict[str, int] | None] = {}
+        self._held: dict[str, bool] = {}
+        self._kinds: dict[str, str | None] = {}
+        self._stamps: dict[str, Stamp | None] = {}
 
     def digest(self, path: str) -> str | None:
         if path not in self.digests:
             self.digests[path] = self._digest(path)
         return self.digests[path]
 
+    def stat_of(self, path: str) -> os.stat_result:
+        """``os.stat(path)``, the one this check took for the path if any (a walk's sizes are the digests' stats)."""
+        taken = self._taken(path)
+        if taken is None:
+            raise FileNotFoundError(path)
+        return taken.status
+
+    def _taken(self, path: str) -> Stamp | None:
+        if path not in self._stamps:
+            self._stamps[path] = take_stamp(path)
+        return self._stamps[path]
+
     def _digest(self, path: str) -> str | None:
-        taken = stamp(path)
+        taken = self._taken(path)
+        if taken is not None and not stat.S_ISREG(taken.status.st_mode):
+            taken = None  # not a regular file (``stamp``)
         if taken is None:
             return content_digest(read_source_file(path))
         entry = self.known.get(path)
@@ -143,7 +163,43 @@ class _Disk:
 
         Adding, removing or renaming an entry sets a directory's mtime and ctime; a
         listing with a link is never keyed (a link's target changes without it).
+        An empty listing (most are of directories an import looked for and did
+        not find) is answered by the parent's listing where that one holds.
         """
+        recorded = seen is self.listings.get(path)  # the record's own question, asked once whoever asks first
+        if recorded and path in self._held:
+            return self._held[path]
+        if seen == {} and self._kind_in_parent(path) in ("", "file"):
+            return True  # neither a directory nor a link to one: scandir fails, ``{}``
+        held = self._listed_again(path, seen)
+        if recorded:
+            self._held[path] = held
+        return held
+
+    def is_file(self, path: str) -> bool:
+        """``os.path.isfile(path)``, from the parent's listing where the record has one that holds (links followed both ways)."""
+        kind = self._kind_in_parent(path)
+        return os.path.isfile(path) if kind is None else kind == "file"
+
+    def _kind_in_parent(self, path: str) -> str | None:
+        """What ``path`` is by its parent's recorded listing, once that holds (``project.kind_listed``; None: not known so).
+
+        Under a parent that is no directory (by its own parent's listing, and so on up) there is nothing: "".
+        """
+        if path in self._kinds:
+            return self._kinds[path]
+        parent, name = os.path.split(path)
+        listing = self.listings.get(parent, _UNRECORDED)
+        if parent == path or listing is None:
+            kind = None
+        elif listing is _UNRECORDED:  # known only when the parent is no directory
+            kind = "" if self._kind_in_parent(parent) in ("", "file") else None
+        else:
+            kind = kind_listed(listing, name) if self.same_listing(parent, listing) else None
+        self._kinds[path] = kind
+        return kind
+
+    def _listed_again(self, path: str, seen: dict[str, int] | None) -> bool:
         taken = take_stamp(path)
         entry = self.known.get(path)
         if taken is not None and entry is not None and entry[5] == _LISTED and same_stat(entry, taken.status):
@@ -184,6 +240,9 @@ class Verdict(NamedTuple):
     why: str = ""  # why a candidate fold does not count (``index.Served.why``)
     method: str = ""  # a removal method of the served model that folds all of it, for the fix ("": none)
     imported: bool = False  # the serving file's project already imports wnaudit (outside its tests)
+    #: Why the fix has no safe point for the fold ("": it has; ``serving/fold_point.py``), kept so a warm run never
+    #: parses the serving file: it rests on that file's bytes, a ``serving_reads`` observation like the verdict.
+    no_fold: str = ""
 
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
@@ -227,8 +286,9 @@ class Observations:
     def still_hold(self, kinds: tuple[str, ...], disk: "_Disk | None" = None) -> bool:
         """Ask every question of ``kinds`` again; True when every answer is the one recorded."""
         disk = disk or _Disk()
+        disk.listings = self.listings
         asks: dict[str, Callable[[str, object], bool]] = {
-            "files": lambda key, seen: os.path.isfile(key) == seen,
+            "files": lambda key, seen: disk.is_file(key) == seen,
             "dirs": lambda key, seen: os.path.isdir(key) == seen,
             "exists": lambda key, seen: os.path.exists(key) == seen,
             "listings": disk.same_listing,  # type: ignore[dict-item]
@@ -236,7 +296,7 @@ class Observations:
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
-            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1")) == seen,
+            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of)) == seen,
             "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
         }
         try:
@@ -286,6 +346,18 @@ def _stat_entry(value: Any) -> StatKey:
     if not is_stat_key(value):
         raise ValueError("not a stat key")
     return value
+
+
+def _keys_worth_writing(stats: dict[str, StatKey], known: dict[str, StatKey]) -> bool:
+    """Whether new stat keys alone are worth writing the record again: at least a sixteenth of them are new.
+
+    A missing key costs a later check one read of that file (or listing of that
+    directory); writing a tree's record again costs what hundreds of those do.
+    A key is only ever a hint (``same_stat``), so one left unwritten never
+    changes an answer.
+    """
+    news = sum(1 for path, key in stats.items() if known.get(path) != key)
+    return news > 0 and news * 16 >= len(stats)
 
 
 #: A run of at most this many files keeps a record of its own (``DerivedAnswers.open``'s ``scope``).
@@ -367,6 +439,13 @@ class DerivedAnswers:
         if key is not None:
             self._stats[path] = key
 
+    def note_listings(self, stamps: dict[str, Stamp]) -> None:
+        """This run listed these directories (each stamped before, none holding a link): keep their stat keys."""
+        for path, taken in stamps.items():
+            key = stat_key(taken, _LISTED)
+            if key is not None:
+                self._stats[path] = key
+
     def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
         """The stat keys worth keeping: of the files the observations name (this run's first)."""
         named = set().union(*(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads")))
@@ -378,7 +457,7 @@ class DerivedAnswers:
         observed.merge(self.observed, (*SCAN_KINDS, *SERVING_KINDS))
         self.observed = observed
         stats = self._stat_keys(observed)
-        if self._cache is None or (self._sizes() == self._loaded and stats == self._stats_known):
+        if self._cache is None or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
             return
         document = {
             "stats": stats,

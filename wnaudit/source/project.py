@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
+from ..common.cache import Stamp, take_stamp
 from .resolve import API_ROOTS
 
 #: Directories that hold installed third-party code, never the project's own.
@@ -61,12 +62,25 @@ def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) 
         directory, name = os.path.split(absolute)
         if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
             return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
-        real = directories.get(directory)
-        if real is None:
-            real = directories[directory] = os.path.realpath(directory)
-        return os.path.join(real, name)
+        return os.path.join(_real_directory(directory, directories), name)
     except OSError:
         return absolute
+
+
+def _real_directory(directory: str, known: dict[str, str]) -> str:
+    """``os.path.realpath`` of an absolute, normalised ``directory``: its parent's, joined, unless it is a link.
+
+    One ``lstat`` per directory not seen before (``realpath`` takes one per component of every path it is given).
+    """
+    real = known.get(directory)
+    if real is None:
+        parent, name = os.path.split(directory)
+        if not name or parent == directory or os.path.islink(directory):
+            real = os.path.realpath(directory)
+        else:
+            real = os.path.join(_real_directory(parent, known), name)
+        known[directory] = real
+    return real
 
 
 def _has_parent_part(text: str) -> bool:
@@ -101,6 +115,9 @@ class Project:
         self._dirs: dict[str, bool] = {}
         self._real_directories: dict[str, str] = {}
         self._exists: dict[str, bool] = {}
+        #: The stamp taken before each listing of this run that holds no link (None: not taken): a record of
+        #: derived answers keys those listings, so its next check need not list them again (``derived_cache``).
+        self.listing_stamps: dict[str, Stamp] | None = None
 
     def _isfile(self, path: str) -> bool:
         found = self._files.get(path)
@@ -277,7 +294,11 @@ class Project:
         """``list_kinds``, once per directory per run."""
         if directory in self._listings:
             return self._listings[directory]
-        kinds = self._listings[directory] = list_kinds(directory)
+        taken = take_stamp(directory) if self.listing_stamps is not None else None
+        kinds, links = list_kinds_and_links(directory)
+        self._listings[directory] = kinds
+        if taken is not None and self.listing_stamps is not None and kinds and not links:
+            self.listing_stamps[directory] = taken
         return kinds
 
     @staticmethod
@@ -339,6 +360,19 @@ def list_kinds_and_links(directory: str) -> tuple[dict[str, int] | None, bool]:
     except OSError:
         return None, False
     return listing, links
+
+
+def kind_listed(listing: dict[str, int], name: str) -> str | None:
+    """What a ``list_kinds`` listing says the entry ``name`` is: "file", "dir" or "" (neither); None: it cannot say.
+
+    A listing keeps every importable name whose entry is a file or a directory
+    (links followed), so such a name's absence means neither; an entry whose
+    kind could not be read holds both bits.
+    """
+    if not _importable(name):
+        return None
+    kind = listing.get(name, 0)
+    return None if kind == _FILE | _DIR else "file" if kind == _FILE else "dir" if kind == _DIR else ""
 
 
 def _importable(name: str) -> bool:

@@ -18,8 +18,9 @@ analyse stage keeps (``analysis.py`` with ``construction.py``; ``serving/facts.p
   no special case); ``executed``: what an inference entry runs of a model
   (``serving/effects.py``).
 * **Who serves a model unfolded.**  ``verdict`` is WN110's answer for one
-  application: the inference site, the fold that was looked for and why a
-  candidate fold does not count (``serving/index.py``).
+  application: the inference site, the fold that was looked for, why a
+  candidate fold does not count (``serving/index.py``), and where a fold may
+  go, after the weights are loaded (``serving/fold_point.py``).
 
 One model is built per ``Context`` (``Context.model``) and shared by every
 file and rule of the run, so each question is answered once.  Every answer
@@ -29,7 +30,7 @@ depends on the project's code alone, never on which files are linted.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from ..core.catalogue import Kind, Style
 from . import notebook
@@ -38,6 +39,7 @@ from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
 from .serving.effects import ClassView
+from .serving.fold_point import no_fold_point
 
 if TYPE_CHECKING:
     from .serving.index import Served, ServingIndex
@@ -57,8 +59,10 @@ class ProjectReader(Reader, Protocol):
 class ProjectModel:
     """What the project builds, holds, folds and serves, asked by the rules of one run."""
 
-    def __init__(self, context: ProjectReader) -> None:
+    def __init__(self, context: ProjectReader, source_bytes: Callable[[Path], bytes | None]) -> None:
+        #: ``source_bytes``: a file's bytes as the run sees them (the workspace's: what it reads, it observes).
         self.context = context
+        self._source_bytes = source_bytes
         self._follow = Follow(context)
 
     # -- what sits where, built how ------------------------------------------------------------
@@ -135,11 +139,19 @@ class ProjectModel:
             where = served.file.relative_to(root).as_posix()
         except ValueError:
             where = served.file.name
+        target = served.target or site.target or "model"
         return Verdict(
-            str(served.file), site.line, site.what, served.target or site.target or "model", site.kind, served.uncalled,
+            str(served.file), site.line, site.what, target, site.kind, served.uncalled,
             f"{where}:{_line_shown(served.file, site.line)}", served.why,
-            self._own_removal(served), index.imports(served.file, "wnaudit"),
+            self._own_removal(served), index.imports(served.file, "wnaudit"), self._no_fold_point(served, target),
         )
+
+    def _no_fold_point(self, served: Served, target: str) -> str:
+        """Why the fix has no safe point for the fold in the serving code ("": it has), kept with the verdict."""
+        if served.site.kind == "inherited":
+            return "the weights are loaded inside the library's `from_pretrained`, which no project line follows"
+        # Read through the workspace: the serving file's digest is an observation the kept verdict rests on.
+        return no_fold_point(str(served.file), self._source_bytes(served.file), served.site.line, target)
 
     def _own_removal(self, served: Served) -> str:
         """The uncalled removal method of the served model when it provably folds all its weight norm ("": not sure)."""

@@ -132,6 +132,8 @@ class Workspace:
     ) -> None:
         self.project = project
         self.derived = derived
+        if derived is not None:
+            project.listing_stamps = {}  # its listings are observations of the kept answers: keyed like the files read
         #: ``[tool.wnaudit] fix-fold``: what WN110's fix calls (``Config.fix_fold``; set by ``new_workspace``).
         self.fix_fold = "auto"
         #: What this run used of the files it read from disk, as ``derived_cache.Observations`` holds it.
@@ -443,6 +445,7 @@ class Workspace:
     def save_caches(self) -> None:
         """Write back what this run added to the caches (silent on failure)."""
         if self.derived is not None:
+            self.derived.note_listings(self.project.listing_stamps or {})
             self.derived.save(self.observations())
         if self.cache is not None:
             self.cache.save()

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from ..rules._fold_point import is_load
+from ..serving.fold_point import is_load
 from ..rules.base import Candidate, Insertion
 from .support import Statement, insert_import
 
@@ -186,7 +186,7 @@ class Inserter(cst.CSTTransformer):
         return finder.found
 
     def _after_loads(self, body: list, index: int, target: str) -> int:
-        """The position after ``body[index]`` and after the last later statement that loads ``target`` (``rules/_fold_point.py``).
+        """The position after ``body[index]`` and after the last later statement that loads ``target`` (``serving/fold_point.py``).
 
         A fold before a load renames the keys the checkpoint has, so the load fails (or, not strict, loads nothing).
         """

@@ -20,7 +20,6 @@ from ...common.findings import Applicability, Severity
 from ..derived_cache import Verdict
 from ..model import FileSummary
 from . import _selection_examples as selection
-from ._fold_point import no_fold_point
 from .base import LOCAL_FOLD, LOCAL_FOLD_TEXT, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ _PARTS = (
     "    @torch.no_grad()\n"
     "    def __call__(self, mel):\n"
 )
-#: Why a model built bare takes no fix where its weights come in after, outside that scope (``_fold_point``).
+#: Why a model built bare takes no fix where its weights come in after, outside that scope (``serving/fold_point.py``).
 _NO_FIX = "; no fix offered: {why}, and a fold before the load would break it"
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
@@ -524,12 +523,8 @@ class NeverFoldedWeightNorm(Rule):
                 continue
             statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
             site = summary.applications[position].site
-            if verdict.kind == "inherited":
-                why = "the weights are loaded inside the library's `from_pretrained`, which no project line follows"
-            else:
-                why = no_fold_point(verdict.file, context.workspace.source_bytes(Path(verdict.file)), verdict.line, verdict.target)
-            if why:
-                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=why), None)
+            if verdict.no_fold:
+                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=verdict.no_fold), None)
                 continue
             insert = Insertion(
                 file=verdict.file, line=verdict.line, statement=statement, module=module,

@@ -10,7 +10,7 @@ import logging
 import os
 from pathlib import Path
 from collections import deque
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 
@@ -30,10 +30,13 @@ def is_test_name(name: str) -> bool:
     return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
-def too_big(path: Path | str) -> bool:
-    """Larger than the lint reads a source file (``max-source-bytes``' default): never read whole here either."""
+def too_big(path: Path | str, stat: Callable[[str], os.stat_result] | None = None) -> bool:
+    """Larger than the lint reads a source file (``max-source-bytes``' default): never read whole here either.
+
+    ``stat``: how the size is asked (a record's check passes the stats it has just taken).
+    """
     try:
-        return os.stat(path).st_size > DEFAULT_MAX_SOURCE_BYTES
+        return (stat or os.stat)(os.fspath(path)).st_size > DEFAULT_MAX_SOURCE_BYTES
     except OSError:
         return True
 
@@ -54,14 +57,17 @@ def project_files(root: Path, whole: bool) -> Iterable[Path]:
     return (Path(text) for text in project_file_names(root, whole))
 
 
-def project_file_names(root: Path | str, whole: bool) -> Iterator[str]:
-    """``project_files`` as text (``str`` of each path), no ``Path`` built per file (a record's check walks again)."""
+def project_file_names(root: Path | str, whole: bool, stat: Callable[[str], os.stat_result] | None = None) -> Iterator[str]:
+    """``project_files`` as text (``str`` of each path), no ``Path`` built per file (a record's check walks again).
+
+    ``stat``: as ``too_big`` asks it.
+    """
     count = 0
     walk = _Walk(os.fspath(root), whole)
     for directory, names in walk:
         for name in names:
             path = _join(directory, name)
-            if is_test_name(name) or too_big(path):
+            if is_test_name(name) or too_big(path, stat):
                 continue
             count += 1
             if count > MAX_PROJECT_FILES:
@@ -102,6 +108,8 @@ class _Walk:
         self.root = root
         #: Code directories that are packages (regular or namespace portions): their subdirectories may be portions.
         self.packages: set[str] = set()
+        #: Directories listed to see whether they are packages, kept until the walk enters them (listed once).
+        self._listed: dict[str, list[tuple[str, bool | None]] | None] = {}
 
     def __iter__(self) -> Iterator[tuple[str, list[str]]]:
         while self.code or self.rest:
@@ -121,7 +129,10 @@ class _Walk:
 
     def _package(self, directory: str, name: str, child: str) -> bool:
         """A regular package, or a namespace portion inside one (``pkg/sub/`` without ``__init__.py``)."""
-        if "__init__.py" in _names(child) or (directory in self.packages and name.isidentifier()):
+        if child not in self._listed:
+            self._listed[child] = _entries(child)
+        entries = self._listed[child]
+        if any(entry == "__init__.py" for entry, _ in entries or ()) or (directory in self.packages and name.isidentifier()):
             self.packages.add(child)
             return True
         return False
@@ -134,28 +145,15 @@ class _Walk:
         """The directories a cut at ``current`` leaves (partly) unread: it, and all still waiting."""
         return [current, *self.code, *self.rest]
 
-    @staticmethod
-    def _list(directory: str) -> tuple[list[str], list[str]] | None:
+    def _list(self, directory: str) -> tuple[list[str], list[str]] | None:
         """(file names, directory names to enter), sorted; None for a virtual environment or an unreadable one."""
-        files: list[str] = []
-        dirs: list[str] = []
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    try:
-                        is_dir = entry.is_dir(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if is_dir:
-                        if not skipped(entry.name):
-                            dirs.append(entry.name)
-                    else:
-                        files.append(entry.name)
-        except OSError:
+        entries = self._listed.pop(directory) if directory in self._listed else _entries(directory)
+        if entries is None:
             return None
+        files = [name for name, is_dir in entries if is_dir is False]
         if "pyvenv.cfg" in files:
             return None
-        return sorted(files), sorted(dirs)
+        return sorted(files), sorted(name for name, is_dir in entries if is_dir and not skipped(name))
 
 
 def _join(directory: str, name: str) -> str:
@@ -163,8 +161,16 @@ def _join(directory: str, name: str) -> str:
     return name if directory == "." else os.path.join(directory, name)
 
 
-def _names(directory: str) -> frozenset[str]:
+def _entries(directory: str) -> list[tuple[str, bool | None]] | None:
+    """Each entry's name and whether it is a directory, links not followed (None: unknown); None: not listable."""
+    found: list[tuple[str, bool | None]] = []
     try:
-        return frozenset(os.listdir(directory))
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    found.append((entry.name, entry.is_dir(follow_symlinks=False)))
+                except OSError:
+                    found.append((entry.name, None))
     except OSError:
-        return frozenset()
+        return None
+    return found
