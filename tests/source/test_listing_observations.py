@@ -137,3 +137,50 @@ def test_held_listings_save_the_check_its_questions(tmp_path: Path, monkeypatch:
     (package / "nope" / "__init__.py").write_text("")
     assert not observed.still_hold(("files",))
     assert not observed.still_hold(("listings",))
+
+
+def test_a_record_drops_only_what_a_parent_listing_answers(tmp_path: Path) -> None:
+    """``isfile`` and empty listings a recorded parent listing states are dropped; one it contradicts is kept, and fails."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "m.py").write_text("")
+    (package / "a.py").write_text("")
+    (package / "my-tool.py").write_text("")
+    observed = derived_cache.Observations(
+        files={
+            str(package / "a.py"): True, str(package / "gone.py"): False, str(package / "sub"): False,  # stated
+            str(package / "my-tool.py"): True,  # a name no listing keeps: asked itself
+            str(package / "sub" / "__init__.py"): False,  # under a directory the record did not list
+        },
+        listings={str(package): list_kinds(str(package)), str(package / "missing"): {}, str(package / "a.py"): {}},
+    )
+    observed.drop_implied()
+    assert observed.files == {str(package / "my-tool.py"): True, str(package / "sub" / "__init__.py"): False}
+    assert observed.listings == {str(package): list_kinds(str(package))}
+    assert observed.still_hold(("files", "listings"))
+    # A record whose isfile and listing disagree (the file became a directory between the two questions)
+    # keeps both, so its check fails as it did before: the answers rest on the isfile.
+    contradicted = derived_cache.Observations(
+        files={str(package / "sub"): True, str(package / "a.py"): False},
+        listings={str(package): list_kinds(str(package)), str(package / "sub"): {}},
+    )
+    contradicted.drop_implied()
+    assert contradicted.files == {str(package / "sub"): True, str(package / "a.py"): False}
+    assert contradicted.listings == {str(package): list_kinds(str(package)), str(package / "sub"): {}}
+    assert not contradicted.still_hold(("files",)) and not contradicted.still_hold(("listings",))
+
+
+def test_a_warm_record_holds_no_answered_observation(tmp_path: Path, cache_dir: Path) -> None:
+    """After a run, the stored record names no ``isfile`` its parent's listing states; a new module is still seen."""
+    import json
+
+    package = _voc(tmp_path)
+    paths = sorted(package.glob("*.py"))
+    cold = _answer(paths)
+    [record] = list(cache_dir.rglob("derived/*.json"))
+    raw = record.read_bytes()
+    stored = next(iter(json.loads(raw[raw.index(b"\n") + 1:]).values()))["observed"]
+    assert str(package / "__init__.py") not in stored["files"] and str(package) in stored["listings"]
+    assert _answer(paths) == cold
+    (package / "extra.py").write_text("x = 1\n")
+    assert _answer(paths) == _answer(paths, cache=False)

@@ -283,6 +283,28 @@ class Observations:
             for key, value in getattr(other, kind).items():
                 mine.setdefault(key, value)
 
+    def drop_implied(self) -> None:
+        """Drop the ``isfile`` and empty-listing observations a recorded parent listing answers (``_Disk``).
+
+        The check asks those through the parent's listing anyway (which it checks
+        too), so keeping them only makes the record bigger and its check longer.
+        """
+        listings = self.listings
+
+        def implied(path: str) -> str | None:
+            parent, name = os.path.split(path)
+            listing = listings.get(parent)
+            return kind_listed(listing, name) if listing else None
+
+        def answered(path: str, is_file: bool) -> bool:  # the listing says what was seen (else both are checked)
+            kind = implied(path)
+            return kind is not None and (kind == "file") == is_file
+
+        self.files = {path: seen for path, seen in self.files.items() if not answered(path, seen)}
+        self.listings = {
+            path: seen for path, seen in listings.items() if seen != {} or implied(path) not in ("", "file")
+        }
+
     def still_hold(self, kinds: tuple[str, ...], disk: "_Disk | None" = None) -> bool:
         """Ask every question of ``kinds`` again; True when every answer is the one recorded."""
         disk = disk or _Disk()
@@ -455,6 +477,7 @@ class DerivedAnswers:
     def save(self, observed: Observations) -> None:
         """Store the answers with every observation they rest on (only when this run added any)."""
         observed.merge(self.observed, (*SCAN_KINDS, *SERVING_KINDS))
+        observed.drop_implied()
         self.observed = observed
         stats = self._stat_keys(observed)
         if self._cache is None or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
