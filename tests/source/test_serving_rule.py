@@ -825,3 +825,77 @@ def test_a_fold_only_in_training_code_does_not_count_and_the_message_names_it():
     [finding] = [f for f in lint_source(source, "train_and_serve.py") if f.code == "WN110"]
     assert "`torch.nn.utils.parametrize.remove_parametrizations(model.conv, 'weight')` runs only in `fit()`, which trains" in finding.message
     assert "folds the training copy, not the model served" in finding.message
+
+
+def test_a_helper_given_the_model_in_training_code_is_named_only_when_it_folds():
+    """A training function handing the model to a project function that folds nothing is no candidate fold."""
+    source = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import weight_norm
+
+
+        class Generator(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        def describe(model):
+            return sum(p.numel() for p in model.parameters())
+
+
+        def fit(batches):
+            model = Generator()
+            optimizer = torch.optim.AdamW(model.parameters())
+            for mel, audio in batches:
+                (model(mel) - audio).abs().mean().backward()
+                optimizer.step()
+            describe(model)
+
+
+        def serve(path):
+            model = Generator()
+            model.load_state_dict(torch.load(path, weights_only=True))
+            model.eval()
+            return model
+        ''')
+    [finding] = [f for f in lint_source(source, "fit_and_serve.py") if f.code == "WN110"]
+    assert "describe" not in finding.message and "which trains" not in finding.message
+    assert "nothing folds `Generator` on the way" in finding.message
+
+
+def test_a_site_in_the_projects_code_is_named_before_an_inherited_library_loader():
+    """``PreTrainedModel``'s ``from_pretrained`` evaluates the model, but the package's own inference site is named."""
+    source = textwrap.dedent('''
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils.parametrizations import weight_norm
+        from transformers import PreTrainedModel
+
+
+        class Codec(PreTrainedModel):
+            def __init__(self, config):
+                super().__init__(config)
+                self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        def decode(model, codes):
+            with torch.no_grad():
+                return model(codes)
+
+
+        def load(config, path):
+            model = Codec(config)
+            model.load_state_dict(torch.load(path, weights_only=True))
+            model.eval()
+            return model
+        ''')
+    [finding] = [f for f in lint_source(source, "codec.py") if f.code == "WN110"]
+    assert "`model.eval()`" in finding.message and "inherited" not in finding.message

@@ -37,7 +37,7 @@ from . import facts_cache
 from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
-from .facts import Body, ClassFacts, Ref, ServingFacts, Use, serving_facts
+from .facts import Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, serving_facts
 from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
@@ -938,7 +938,8 @@ class ServingIndex:
         sites.extend(self._self_evaluations(family, classes, folding, carriers))
         if not sites:
             return None
-        sites.sort(key=lambda item: (str(item[0]), item[1].line, item[1].column))
+        # A site in the project's code first: an inherited library loader only where the code shows no other.
+        sites.sort(key=lambda item: (item[1].kind == "inherited", str(item[0]), item[1].line, item[1].column))
         file, use, reached = sites[0]
         uncalled = self._uncalled(reached, family, folding, live)
         why = why or self._why_not_folded(start, files, carriers, family, folding, bool(uncalled))
@@ -1000,19 +1001,22 @@ class ServingIndex:
         for use in facts.folds:
             if use.scope not in facts.training_scopes and self._reaches(file, use.refs, carriers):
                 return True
-        helpers = self._helpers_of(file)
         for call in facts.helper_calls:
-            if call.scope in facts.training_scopes or not self._reaches(file, call.refs, carriers):
-                continue
-            if any(self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, helpers)):
+            if call.scope not in facts.training_scopes and self._helper_folds(file, call, carriers, folding):
                 return True
-            callees = self._resolved_all(file, call.callee) if call.position >= 0 or call.keyword else set()
-            if any(
-                self.summaries.folds(k, call.position, folding) if call.position >= 0
-                else self.summaries.folds_keyword(k, call.keyword, folding) for k in callees
-            ):
-                return True  # a project helper that folds what it is given (``remove_weight_norm_recursively(model)``)
         return False
+
+    def _helper_folds(self, file: Path, call: HelperCall, carriers: set[Key], folding: set[str]) -> bool:
+        """A project function given a carrier folds it (``remove_weight_norm_recursively(model)``)."""
+        if not self._reaches(file, call.refs, carriers):
+            return False
+        if any(self._function_folds(k, folding) for k in self._resolved_all(file, call.callee, self._helpers_of(file))):
+            return True
+        callees = self._resolved_all(file, call.callee) if call.position >= 0 or call.keyword else set()
+        return any(
+            self.summaries.folds(k, call.position, folding) if call.position >= 0
+            else self.summaries.folds_keyword(k, call.keyword, folding) for k in callees
+        )
 
     def _method_folds(
         self, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
@@ -1145,7 +1149,7 @@ class ServingIndex:
             if use.scope in facts.training_scopes and self._reaches(file, use.refs, carriers):
                 yield (use.what if use.what.startswith("`") else f"`{use.what}`"), use.scope
         for call in facts.helper_calls:
-            if call.scope in facts.training_scopes and call.callee and self._reaches(file, call.refs, carriers):
+            if call.scope in facts.training_scopes and call.callee and self._helper_folds(file, call, carriers, folding):
                 yield f"`{call.callee[0].rpartition('.')[2]}(...)` on it", call.scope
         for refs, name, scope, _, _ in facts.method_calls:
             if scope in facts.training_scopes and name in folding and self._reaches(file, [r for r in refs if r[0] != "self"], carriers):
