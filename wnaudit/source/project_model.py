@@ -38,7 +38,6 @@ from .derived_cache import Verdict
 from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
-from .serving.effects import ClassView
 from .serving.fold_point import no_fold_point
 
 if TYPE_CHECKING:
@@ -110,10 +109,7 @@ class ProjectModel:
         ``name()`` calls a method, ``name`` reads an attribute; the class's
         project bases count as its own code.
         """
-        index = self.serving
-        family = [key, *index.bases(key)]
-        classes = [(k, facts.classes[k[1]]) for k in family if (facts := index.facts(k[0])) is not None and k[1] in facts.classes]
-        return ClassView(classes).executed(tuple(members))
+        return self.serving.class_view(key).executed(tuple(members))
 
     # -- who serves a model unfolded ----------------------------------------------------------
     @property
@@ -127,9 +123,9 @@ class ProjectModel:
 
     def verdict(self, file: Path, unit: str, line: int) -> Verdict | None:
         """Where the application at ``line`` of ``unit`` is served unfolded (None: it is not, or it never applies)."""
-        index = self.serving
-        if not index.applied((file, unit), line):
+        if not self.selected((file, unit), line):
             return None
+        index = self.serving
         served = index.served((file, unit))
         if served is None:
             return None

@@ -599,12 +599,16 @@ class ServingIndex:
         Only files that can reach the class through imports and call ``getattr``:
         they name the module, not the class, so the name search misses them.
         """
-        self._search(pool, [_FETCH])
-        users = set(self._mentioning(pool, {_FETCH}))
         out: list[Path] = []
-        for key in sorted(classes) if users else ():
-            out.extend(f for f in sorted(self._reach(pool, key[0], _short(key[1]))) if f in users and f != key[0])
+        for key in sorted(classes):
+            out.extend(f for f in self._reaching_and_naming(pool, key[0], _short(key[1]), _FETCH) if f != key[0])
         return list(dict.fromkeys(out))
+
+    def _reaching_and_naming(self, pool: _Pool, file: Path, name: str, word: str) -> list[Path]:
+        """The pool files that can name ``file``'s ``name`` through imports and mention ``word`` as code."""
+        self._search(pool, [word])
+        users = set(self._mentioning(pool, {word}))
+        return [f for f in sorted(self._reach(pool, file, name)) if f in users] if users else []
 
     def _registry_users(self, pool: _Pool, classes: set[Key], files: list[Path]) -> list[Path]:
         """Files that may build a carrier class from a registry (``VOCODERS[name](...)``): one a decorator of the
@@ -626,10 +630,7 @@ class ServingIndex:
                     homes.extend(h for name in called if (h := self._registry_of(file, name)))
         out: list[Path] = []
         for home in dict.fromkeys(homes):
-            word = _short(home[1])
-            self._search(pool, [word])
-            users = set(self._mentioning(pool, {word}))
-            out.extend(f for f in sorted(self._reach(pool, home[0], word)) if f in users)
+            out.extend(self._reaching_and_naming(pool, home[0], _short(home[1]), _short(home[1])))
         return list(dict.fromkeys(out))
 
     def _registry_of(self, file: Path, decorator: str) -> Key | None:
@@ -1207,11 +1208,15 @@ class ServingIndex:
             return any(self._class_runs(start, key, tuple(sorted(known[key])), carriers) for key in sorted(reached))
         return any(self._class_runs(start, key, use.members, carriers) for key in sorted(reached))
 
+    def class_view(self, key: Key) -> ClassView:
+        """A class with its project bases, as the question "what does running it execute?" needs it."""
+        return ClassView([(k, c) for k in (key, *self.bases(key)) if (c := self._class(k)) is not None])
+
     def _class_runs(self, start: Key, key: Key, members: tuple[str, ...], carriers: set[Key]) -> bool:
         family = [key, *self.bases(key)]
         if start in family:
             return True
-        view = ClassView([(k, c) for k in family if (c := self._class(k)) is not None])
+        view = self.class_view(key)
         read = view.executed(members)
         if read is None:
             return True
