@@ -130,3 +130,15 @@ def test_kept_answers_hold_with_a_notebook_in_the_project_and_follow_its_edits(
     folded = '"model.eval()\\n",\n    "import wnaudit\\n",\n    "wnaudit.fold_weight_norm(model)\\n",'
     notebook.write_text(notebook.read_text().replace('"model.eval()\\n",', folded))
     assert _run(root, "voc/model.py") == ([], []) and prepared
+
+
+def test_a_notebook_class_that_builds_the_model_bare_and_loads_nothing_gets_no_fix(tmp_path: Path):
+    """The fold-point check reads a notebook's code cells as the run does (its view), not its JSON."""
+    holder = [
+        "class Server:\n", "    def __init__(self):\n", "        self.vocoder = Generator()\n",
+        "        self.vocoder.eval()\n",
+    ]
+    root = _project(tmp_path, [_cell("code", IMPORTS), _cell("code", holder)])
+    messages, _ = _run(root, "voc/model.py")
+    assert len(messages) == 1
+    assert "no fix offered: `__init__` builds `self.vocoder` without its weights and loads none" in messages[0]

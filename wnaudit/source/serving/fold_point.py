@@ -16,8 +16,7 @@ import logging
 from functools import lru_cache
 from typing import Iterator, Sequence
 
-from .. import notebook
-from ..reading import SourceError
+from ..reading import SourceError, decode
 
 log = logging.getLogger(__name__)
 
@@ -197,15 +196,16 @@ def _parsed(text: str) -> ast.Module | None:
 
 
 def no_fold_point(file: str, data: bytes | None, line: int, target: str) -> str:
-    """Why the model ``target`` at ``line`` of ``file`` (its bytes as the run sees them) has no safe point for the fold.
+    """Why the model ``target`` at ``line`` of ``file`` has no safe point for the fold.
 
-    "" when it has one (the fixer places the fold after the last load in scope).
+    ``data``: the file's source as the run reads it (``Workspace.source_bytes``: a notebook's code cells already
+    as one module).  "" when it has one (the fixer places the fold after the last load in scope).
     """
     if data is None:
         return ""
     try:
-        text = notebook.notebook_view(data).text if notebook.is_notebook(file) else data.decode("utf-8-sig")
-    except (SourceError, UnicodeDecodeError, ValueError) as error:
+        text = decode(data).text
+    except SourceError as error:
         log.debug("WN110: cannot read %s to place the fold: %s", file, error)
         return ""
     tree = _parsed(text)
