@@ -121,13 +121,15 @@ def test_a_lint_collects_cycles_less_often_and_restores_the_thresholds(tmp_path:
 def test_no_collection_walks_a_serving_files_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _package(tmp_path)
     enabled: list[bool] = []
-    real = index.serving_facts
+    from wnaudit.source.serving import facts
+
+    real = facts.serving_facts
 
     def observed(pieces: object, module: str, is_package: bool) -> object:
         enabled.append(gc.isenabled())
         return real(pieces, module, is_package)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(index, "serving_facts", observed)
+    monkeypatch.setattr(facts, "serving_facts", observed)
     assert _index(tmp_path, None).facts(paths[0].parent / "serve.py") is not None
     assert enabled == [False] and gc.isenabled()
 

@@ -22,13 +22,13 @@ SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    mod
 
 def _parsed_by_the_index(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     modules: list[str] = []
-    real = index.serving_facts
+    real = index.read_serving_facts
 
-    def counted(pieces: object, module: str, is_package: bool) -> object:
+    def counted(data: bytes, path: str, module: str, is_package: bool) -> object:
         modules.append(module)
-        return real(pieces, module, is_package)  # type: ignore[arg-type]
+        return real(data, path, module, is_package)
 
-    monkeypatch.setattr(index, "serving_facts", counted)
+    monkeypatch.setattr(index, "read_serving_facts", counted)
     return modules
 
 

@@ -381,13 +381,13 @@ def test_the_summary_cache_keeps_serving_facts_and_changes_no_answer(voc: Path, 
     from wnaudit.source.serving import index
 
     parsed: list[Path] = []
-    original = index.serving_facts
+    original = index.read_serving_facts
 
-    def counting(tree, module, is_package):
+    def counting(data, path, module, is_package):
         parsed.append(module)
-        return original(tree, module, is_package)
+        return original(data, path, module, is_package)
 
-    monkeypatch.setattr(index, "serving_facts", counting)
+    monkeypatch.setattr(index, "read_serving_facts", counting)
     warm = lint_files(files, RunOptions()).findings
     assert cold == first == warm and [f.code for f in warm] == ["WN110"]
     assert parsed == []  # every file's serving facts came from the cache

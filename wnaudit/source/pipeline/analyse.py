@@ -11,13 +11,12 @@ import ast
 import sys
 import warnings
 
-from ...common.gc_pause import cyclic_gc_paused
-from ..analysis import Aliases, analyze, deep_recursion, parse_pieces
+from ..analysis import Aliases, analyze
 from ...core import catalogue
 from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError, decode
-from ..serving.facts import ServingFacts, serving_facts
+from ..serving.facts import READ_ERRORS, ServingFacts, read_serving_facts
 
 
 def syntax_message(error: SyntaxError) -> str:
@@ -125,7 +124,6 @@ def serves(summary: FileSummary) -> bool:
 def serving_facts_of(data: bytes, path: str, location: Location) -> ServingFacts | None:
     """WN110's serving facts of a file, as ``ServingIndex.facts`` computes them (None: it could not; the index reports that)."""
     try:
-        with deep_recursion(), cyclic_gc_paused():  # as the index computes them
-            return serving_facts(parse_pieces(decode(data).text, path), location.module, location.is_package)
-    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return read_serving_facts(data, path, location.module, location.is_package)
+    except READ_ERRORS:
         return None

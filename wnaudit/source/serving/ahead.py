@@ -15,21 +15,16 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 
-from ...common.gc_pause import cyclic_gc_paused
-from ..analysis import deep_recursion, parse_pieces
-from ..reading import SourceError, decode
-from .facts import ServingFacts, serving_facts
+from .facts import READ_ERRORS, ServingFacts, read_serving_facts
 
 logger = logging.getLogger(__name__)
 
 
 def facts_in_worker(task: tuple[bytes, str, str, bool]) -> ServingFacts | None:
     """The serving facts of one file's bytes (runs in a worker; None: not parsed, the index reports why itself)."""
-    data, path_text, module, is_package = task
     try:
-        with deep_recursion(), cyclic_gc_paused():
-            return serving_facts(parse_pieces(decode(data).text, path_text), module, is_package)
-    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return read_serving_facts(*task)
+    except READ_ERRORS:
         return None
 
 

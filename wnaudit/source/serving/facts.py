@@ -20,7 +20,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
+from ..analysis import deep_recursion, parse_pieces
+from ..reading import SourceError, decode
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 #: ``("new", dotted)``, ``("attr", class qualname, attribute)``, ``("sub", attribute, *ref)`` (a member of a model),
@@ -1234,3 +1237,17 @@ def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_pack
         del tree
     walker.note_smoke_tests()
     return _Linker(walker).run()
+
+
+#: What reading a file's serving facts from its bytes may raise: the file is then not read as code.
+READ_ERRORS = (SourceError, SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def read_serving_facts(data: bytes, path: str, module: str, is_package: bool) -> ServingFacts:
+    """A file's serving facts from its bytes, wherever they are computed (the index, the analyses, the workers).
+
+    Any tree CPython can build, as the analysis walks it; no collection rescans the tree meanwhile.
+    Raises one of ``READ_ERRORS`` when the file cannot be read as code.
+    """
+    with deep_recursion(), cyclic_gc_paused():
+        return serving_facts(parse_pieces(decode(data).text, path), module, is_package)

@@ -26,18 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
-from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
-from ..analysis import deep_recursion, parse_pieces
 from ..project import ImportBinding, Project
-from ..reading import SourceError, decode
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
 from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
-from .facts import Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, serving_facts
+from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
 from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
@@ -169,10 +166,8 @@ class ServingIndex:
                 facts_cache.store(self._cache, key, found)
         if found is None:
             try:
-                # Any tree CPython can build, as the analysis walks it; no collection rescans the tree meanwhile.
-                with deep_recursion(), cyclic_gc_paused():
-                    found = serving_facts(parse_pieces(decode(data).text, str(path)), location.module, location.is_package)
-            except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
+                found = read_serving_facts(data, str(path), location.module, location.is_package)
+            except READ_ERRORS as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
                 self.failures[path] = error
                 return None
