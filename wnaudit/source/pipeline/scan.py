@@ -74,8 +74,6 @@ def facts_of_paths(task: tuple[list[str], int]) -> list[tuple[bytes, ContentFact
 AHEAD_FILES = 512
 #: Files per worker task of ``_FactsAhead`` (a task's answer is one pickle).
 AHEAD_CHUNK = 64
-#: Whether such a run also has workers parse the serving files WN110's index lists (``serving/ahead.py``).
-SERVING_AHEAD = True
 #: Inputs whose cached byte facts show that the cache knows the tree (a record dropped by an edit, not a first run).
 AHEAD_SAMPLE = 3
 
@@ -101,7 +99,7 @@ def scan_all(
     results: list[Scanned | None] = []
     analyses = _Analyses(jobs, max_bytes, workspace, serving)
     ahead = _FactsAhead.start(files, analyses)
-    if ahead is not None and SERVING_AHEAD:  # a big run with nothing kept: WN110's index will parse many files
+    if ahead is not None:  # a big run with nothing kept: WN110's index will parse many files
         workspace.serving_ahead = ServingAhead(serving_workers(analyses.workers))
     try:
         with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
