@@ -1259,9 +1259,9 @@ def shift_lines(tree: ast.AST, offset: int) -> None:
     for node in ast.walk(tree):
         if "lineno" in node._attributes or isinstance(node, ast.TypeIgnore):
             line = getattr(node, "lineno", 0)
-            node.lineno = shifted.get(line) or shifted.setdefault(line, line + offset)
+            setattr(node, "lineno", shifted.get(line) or shifted.setdefault(line, line + offset))
         if "end_lineno" in node._attributes and (end := getattr(node, "end_lineno", 0)) is not None:
-            node.end_lineno = shifted.get(end) or shifted.setdefault(end, end + offset)
+            setattr(node, "end_lineno", shifted.get(end) or shifted.setdefault(end, end + offset))
 
 
 #: Node attributes the linker never reads (the walk has read them): dropped from the nodes it keeps.
