@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, TypeAlias
 
 from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
@@ -198,6 +198,23 @@ class ServingFacts:
     config_dirs: list[str] = field(default_factory=list)
 
 
+#: Members a name is used for: a tuple while few (most names: one), a set past ``_FEW_MEMBERS`` (an empty set alone is
+#: 216 bytes; a big file's walk holds one per name and function, issue 21's memory target).
+Members: TypeAlias = "tuple[str, ...] | set[str]"
+_FEW_MEMBERS = 8
+
+
+def _add_member(usage: dict[tuple[object, str], Members], key: tuple[object, str], member: str) -> None:
+    """Add ``member`` to what ``key`` is used for."""
+    members = usage.get(key)
+    if members is None:
+        usage[key] = (member,)
+    elif isinstance(members, set):
+        members.add(member)
+    elif member not in members:
+        usage[key] = (*members, member) if len(members) < _FEW_MEMBERS else {*members, member}
+
+
 @dataclass
 class _Frame:
     """Where the walk is: the resolver scope, the function number, the enclosing body and class."""
@@ -226,7 +243,7 @@ class _Walker(ast.NodeVisitor):
         self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
         #: What code does with a name or ``self.<name>``: (function number or class, key) -> members used.
-        self.usage: dict[tuple[object, str], set[str]] = {}
+        self.usage: dict[tuple[object, str], Members] = {}
         #: (function number or class, key) where the model leaves the code (returned, passed, stored).
         self.escaped: set[tuple[object, str]] = set()
         #: ids of nodes read as the value of an attribute or called: not an escape.
@@ -500,7 +517,7 @@ class _Walker(ast.NodeVisitor):
         if key is None:
             return
         for place in self._places(key):
-            self.usage.setdefault((place, key), set()).add(member)
+            _add_member(self.usage, (place, key), member)
         if key == "self" and self.frame.body is not None and member != "()":
             self.frame.body.self_members.add(member)
 
