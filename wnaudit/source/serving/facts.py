@@ -1260,7 +1260,7 @@ def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_pack
         kept = len(walker.pending)
         walker.walk(tree)
         del tree
-        slim_nodes(entry[1:4:2] for entry in walker.pending[kept:])
+        slim_nodes(walker.pending[kept:])
     walker.note_smoke_tests()
     return _Linker(walker).run()
 
@@ -1273,20 +1273,34 @@ def shift_lines(tree: ast.AST, offset: int) -> None:
     what a big file's walk holds, issue 21's memory target).
     """
     shifted: dict[int, int] = {}
-    for node in ast.walk(tree):
-        if "lineno" in node._attributes or isinstance(node, ast.TypeIgnore):
-            line = getattr(node, "lineno", 0)
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.AST) or not (held := node.__dict__):
+            continue  # a list's None or name; a context or operator (one object for the whole process)
+        line, end = held.get("lineno"), held.get("end_lineno")
+        if line is not None:
             setattr(node, "lineno", shifted.get(line) or shifted.setdefault(line, line + offset))
-        if "end_lineno" in node._attributes and (end := getattr(node, "end_lineno", 0)) is not None:
+        if end is not None:
             setattr(node, "end_lineno", shifted.get(end) or shifted.setdefault(end, end + offset))
+        _push_children(stack, node, held)
+
+
+def _push_children(stack: list[object], node: ast.AST, held: dict[str, object]) -> None:
+    for name in node._fields:
+        child = held.get(name)
+        if type(child) is list:
+            stack.extend(child)
+        elif isinstance(child, ast.AST):
+            stack.append(child)
 
 
 #: Node attributes the linker never reads (the walk has read them): dropped from the nodes it keeps.
 _UNREAD = ("end_lineno", "end_col_offset")
 
 
-def slim_nodes(roots: Iterable[object]) -> None:
-    """Drop the end positions of the nodes under ``roots`` (nodes, lists of them, anything else is skipped).
+def slim_nodes(records: Iterable[tuple[str, object, _Frame, object]]) -> None:
+    """Drop the end positions of the nodes the walk's ``records`` keep (their node and extra parts).
 
     The linker reads the calls, values and annotations the walk kept, often
     two in five of a file's nodes; without the end positions a node's
@@ -1294,23 +1308,22 @@ def slim_nodes(roots: Iterable[object]) -> None:
     holds, issue 21's memory target).  A node without them has its subtree
     slimmed already (nested calls are kept once for each call around them).
     """
-    stack = list(roots)
+    stack: list[object] = []
+    for record in records:
+        for part in (record[1], record[3]):
+            if type(part) is list:
+                stack.extend(part)
+            elif isinstance(part, ast.AST):
+                stack.append(part)
     while stack:
         node = stack.pop()
-        if isinstance(node, (list, tuple)):
-            stack.extend(node)
+        if not isinstance(node, ast.AST) or not (held := node.__dict__):
             continue
-        if not isinstance(node, ast.AST):
-            continue
-        held = node.__dict__
         if "end_lineno" in held:
             node.__dict__ = {name: value for name, value in held.items() if name not in _UNREAD}
         elif node._attributes:
             continue
-        for name in node._fields:
-            child = held.get(name)
-            if isinstance(child, (ast.AST, list)):
-                stack.append(child)
+        _push_children(stack, node, held)
 
 
 #: What reading a file's serving facts from its bytes may raise: the file is then not read as code.
