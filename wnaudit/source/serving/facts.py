@@ -1283,16 +1283,12 @@ def shift_lines(tree: ast.AST, offset: int) -> None:
             setattr(node, "lineno", shifted.get(line) or shifted.setdefault(line, line + offset))
         if end is not None:
             setattr(node, "end_lineno", shifted.get(end) or shifted.setdefault(end, end + offset))
-        _push_children(stack, node, held)
-
-
-def _push_children(stack: list[object], node: ast.AST, held: dict[str, object]) -> None:
-    for name in node._fields:
-        child = held.get(name)
-        if type(child) is list:
-            stack.extend(child)
-        elif isinstance(child, ast.AST):
-            stack.append(child)
+        for name in node._fields:  # the children, inline: this loop runs for every node of the file
+            child = held.get(name)
+            if type(child) is list:
+                stack.extend(child)
+            elif isinstance(child, ast.AST):
+                stack.append(child)
 
 
 #: Node attributes the linker never reads (the walk has read them): dropped from the nodes it keeps.
@@ -1323,7 +1319,12 @@ def slim_nodes(records: Iterable[tuple[str, object, _Frame, object]]) -> None:
             node.__dict__ = {name: value for name, value in held.items() if name not in _UNREAD}
         elif node._attributes:
             continue
-        _push_children(stack, node, held)
+        for name in node._fields:  # inline, as in ``shift_lines``: this loop runs for every kept node
+            child = held.get(name)
+            if type(child) is list:
+                stack.extend(child)
+            elif isinstance(child, ast.AST):
+                stack.append(child)
 
 
 #: What reading a file's serving facts from its bytes may raise: the file is then not read as code.
