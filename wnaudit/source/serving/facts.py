@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, TypeAlias
 
 from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
@@ -198,6 +198,23 @@ class ServingFacts:
     config_dirs: list[str] = field(default_factory=list)
 
 
+#: Members a name is used for: a tuple while few (most names: one), a set past ``_FEW_MEMBERS`` (an empty set alone is
+#: 216 bytes; a big file's walk holds one per name and function, issue 21's memory target).
+Members: TypeAlias = "tuple[str, ...] | set[str]"
+_FEW_MEMBERS = 8
+
+
+def _add_member(usage: dict[tuple[object, str], Members], key: tuple[object, str], member: str) -> None:
+    """Add ``member`` to what ``key`` is used for."""
+    members = usage.get(key)
+    if members is None:
+        usage[key] = (member,)
+    elif isinstance(members, set):
+        members.add(member)
+    elif member not in members:
+        usage[key] = (*members, member) if len(members) < _FEW_MEMBERS else {*members, member}
+
+
 @dataclass
 class _Frame:
     """Where the walk is: the resolver scope, the function number, the enclosing body and class."""
@@ -226,7 +243,7 @@ class _Walker(ast.NodeVisitor):
         self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
         #: What code does with a name or ``self.<name>``: (function number or class, key) -> members used.
-        self.usage: dict[tuple[object, str], set[str]] = {}
+        self.usage: dict[tuple[object, str], Members] = {}
         #: (function number or class, key) where the model leaves the code (returned, passed, stored).
         self.escaped: set[tuple[object, str]] = set()
         #: ids of nodes read as the value of an attribute or called: not an escape.
@@ -500,7 +517,7 @@ class _Walker(ast.NodeVisitor):
         if key is None:
             return
         for place in self._places(key):
-            self.usage.setdefault((place, key), set()).add(member)
+            _add_member(self.usage, (place, key), member)
         if key == "self" and self.frame.body is not None and member != "()":
             self.frame.body.self_members.add(member)
 
@@ -703,33 +720,40 @@ class _Linker:
 
     # -- the records ----------------------------------------------------------------
     def run(self) -> ServingFacts:
-        for kind, node, frame, extra in self.walker.pending:
-            if kind == "call":
-                self._call(node, frame, str(extra or ""))  # type: ignore[arg-type]
-            elif kind in ("with", "decorators"):
-                self._under(node, frame)  # type: ignore[arg-type]
-            elif kind == "attr":
-                self._attribute(node, frame, str(extra))  # type: ignore[arg-type]
-            elif kind == "return":
-                assert isinstance(extra, Body)
-                extra.returns.extend(self.refs(node, frame))  # type: ignore[arg-type]
-            elif kind == "bases":
-                assert isinstance(extra, ClassFacts)
-                extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
-            elif kind == "annotations":
-                assert isinstance(extra, Body)
-                self._annotations(node, frame, extra)  # type: ignore[arg-type]
-            elif kind == "class_decorators":
-                assert isinstance(extra, ClassFacts)
-                extra.decorators = self._decorators(node, frame)  # type: ignore[arg-type]
-            elif kind == "store":
-                assert isinstance(extra, ast.expr)
-                self._store(node, extra, frame)  # type: ignore[arg-type]
+        """Link the walk's records, each released once linked: the nodes only it holds go then (issue 21's memory)."""
+        pending, self.walker.pending = self.walker.pending, []
+        pending.reverse()
+        while pending:
+            self._record(*pending.pop())
         for body, names in self._unguarded.values():
             body.guarded -= names  # called both ways: it may run without the flag
         self._exports()
         self.facts.star_modules = tuple(self.walker.star)
         return self.facts
+
+    def _record(self, kind: str, node: "ast.AST | list[ast.expr]", frame: _Frame, extra: object) -> None:
+        """Link one record of the walk."""
+        if kind == "call":
+            self._call(node, frame, str(extra or ""))  # type: ignore[arg-type]
+        elif kind in ("with", "decorators"):
+            self._under(node, frame)  # type: ignore[arg-type]
+        elif kind == "attr":
+            self._attribute(node, frame, str(extra))  # type: ignore[arg-type]
+        elif kind == "return":
+            assert isinstance(extra, Body)
+            extra.returns.extend(self.refs(node, frame))  # type: ignore[arg-type]
+        elif kind == "bases":
+            assert isinstance(extra, ClassFacts)
+            extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
+        elif kind == "annotations":
+            assert isinstance(extra, Body)
+            self._annotations(node, frame, extra)  # type: ignore[arg-type]
+        elif kind == "class_decorators":
+            assert isinstance(extra, ClassFacts)
+            extra.decorators = self._decorators(node, frame)  # type: ignore[arg-type]
+        elif kind == "store":
+            assert isinstance(extra, ast.expr)
+            self._store(node, extra, frame)  # type: ignore[arg-type]
 
     def _attribute(self, value: ast.expr, frame: _Frame, attribute: str) -> None:
         """``self.<attribute> = <model>`` in a method: the class holds that model."""
@@ -1232,11 +1256,75 @@ def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_pack
     walker = _Walker(module, is_package)
     for offset, tree in pieces:
         if offset:
-            ast.increment_lineno(tree, offset)
+            shift_lines(tree, offset)
+        kept = len(walker.pending)
         walker.walk(tree)
         del tree
+        slim_nodes(walker.pending[kept:])
     walker.note_smoke_tests()
     return _Linker(walker).run()
+
+
+def shift_lines(tree: ast.AST, offset: int) -> None:
+    """``ast.increment_lineno``, with the nodes of one line sharing one line number object.
+
+    The walk keeps the nodes the linker reads (about two in five of a file's);
+    ``increment_lineno`` gives each node two new numbers of its own (a tenth of
+    what a big file's walk holds, issue 21's memory target).
+    """
+    shifted: dict[int, int] = {}
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.AST) or not (held := node.__dict__):
+            continue  # a list's None or name; a context or operator (one object for the whole process)
+        line, end = held.get("lineno"), held.get("end_lineno")
+        if line is not None:
+            setattr(node, "lineno", shifted.get(line) or shifted.setdefault(line, line + offset))
+        if end is not None:
+            setattr(node, "end_lineno", shifted.get(end) or shifted.setdefault(end, end + offset))
+        for name in node._fields:  # the children, inline: this loop runs for every node of the file
+            child = held.get(name)
+            if type(child) is list:
+                stack.extend(child)
+            elif isinstance(child, ast.AST):
+                stack.append(child)
+
+
+#: Node attributes the linker never reads (the walk has read them): dropped from the nodes it keeps.
+_UNREAD = ("end_lineno", "end_col_offset")
+
+
+def slim_nodes(records: Iterable[tuple[str, object, _Frame, object]]) -> None:
+    """Drop the end positions of the nodes the walk's ``records`` keep (their node and extra parts).
+
+    The linker reads the calls, values and annotations the walk kept, often
+    two in five of a file's nodes; without the end positions a node's
+    attribute dictionary is the small size (a fifth of what a big file's walk
+    holds, issue 21's memory target).  A node without them has its subtree
+    slimmed already (nested calls are kept once for each call around them).
+    """
+    stack: list[object] = []
+    for record in records:
+        for part in (record[1], record[3]):
+            if type(part) is list:
+                stack.extend(part)
+            elif isinstance(part, ast.AST):
+                stack.append(part)
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.AST) or not (held := node.__dict__):
+            continue
+        if "end_lineno" in held:
+            node.__dict__ = {name: value for name, value in held.items() if name not in _UNREAD}
+        elif node._attributes:
+            continue
+        for name in node._fields:  # inline, as in ``shift_lines``: this loop runs for every kept node
+            child = held.get(name)
+            if type(child) is list:
+                stack.extend(child)
+            elif isinstance(child, ast.AST):
+                stack.append(child)
 
 
 #: What reading a file's serving facts from its bytes may raise: the file is then not read as code.
