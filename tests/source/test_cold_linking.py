@@ -113,3 +113,33 @@ def test_fold_helper_files_go_to_the_workers_before_they_are_read(tmp_path: Path
 
 def test_serving_workers_leave_the_main_process_a_core() -> None:
     assert [scan.serving_workers(n) for n in (1, 2, 3, 8)] == [1, 1, 2, 7]
+
+
+def test_typed_reads_each_class_lineage_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_typed`` runs for every constructor argument typed with a base, over every prepared unit: a class's
+    bases are walked once per run, and the answer is the one comparing ``{class, *bases}`` each time."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    model = tmp_path / "pkg" / "model.py"
+    model.write_text(
+        "class Backbone:\n    pass\n\n\nclass Mid(Backbone):\n    pass\n\n\nclass Leaf(Mid):\n    pass\n\n\n"
+        "class Other:\n    pass\n\n\ndef build():\n    return Leaf()\n"
+    )
+    found = _index(tmp_path)
+    units = [(model, f"pkg.model.{name}") for name in ("Backbone", "Mid", "Leaf", "Other", "build")]
+    asked: list[tuple[Path, str]] = []
+    real = ServingIndex.bases
+
+    def counted(self: ServingIndex, key: tuple[Path, str]) -> list[tuple[Path, str]]:
+        asked.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(ServingIndex, "bases", counted)
+    for annotation, expected in (
+        (["pkg.model.Backbone"], {"Backbone", "Mid", "Leaf"}), (["pkg.model.Mid"], {"Mid", "Leaf"}), (["pkg.model.Other"], {"Other"}),
+    ):
+        for _ in range(3):
+            typed = found._typed(model, annotation, units)
+            assert {qual.rpartition(".")[2] for _, qual in typed} == expected
+    assert sorted(asked) == sorted(set(asked)), "a class's bases were walked again"

@@ -138,6 +138,7 @@ class ServingIndex:
         #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
         self._aliases: dict[str, set[str]] = {}
         self._bases: dict[Key, list[Key]] = {}
+        self._lineages: dict[Key, frozenset[Key]] = {}
         self._mentioned: dict[tuple[Path, str], bool] = {}
         self._construction: dict[Key, set[str]] = {}
         #: Per project root: last parts of the names of the functions that fold (a remover, ``wnaudit.fold*``).
@@ -640,7 +641,14 @@ class ServingIndex:
     def _typed(self, file: Path, annotation: list[str], among: Iterable[Key]) -> set[Key]:
         """The classes ``among`` an annotation admits: the named project class and its subclasses."""
         types = {k for k in self._resolved_all(file, annotation) if self._class(k) is not None}
-        return {c for c in among if self._class(c) is not None and types & {c, *self.bases(c)}} if types else set()
+        return {c for c in among if not types.isdisjoint(self._lineage(c))} if types else set()
+
+    def _lineage(self, key: Key) -> frozenset[Key]:
+        """The class and its project bases as one set (empty: not a class); ``_typed`` asks it of every prepared unit."""
+        found = self._lineages.get(key)
+        if found is None:
+            found = self._lineages[key] = frozenset((key, *self.bases(key))) if self._class(key) is not None else frozenset()
+        return found
 
     def _returned_instances(self, file: Path, class_qual: str, method: str, depth: int) -> set[Key]:
         """``self.<method>(...)``: what the method returns, as the class or its nearest project base defines it."""
