@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from wnaudit.source.ast_visitor import Visitor
+from wnaudit.source.ast_visitor import Visitor, _plan, increment_lineno
 
 REPO = Path(__file__).parents[2]
 #: Constructs the real sources may lack: match, star handlers, globals, dict unpacking, walrus, async, f-strings.
@@ -106,3 +106,35 @@ def test_deprecated_constant_handlers_still_called() -> None:
 def test_overriding_the_walk_is_refused() -> None:
     with pytest.raises(TypeError, match="generic_visit"):
         type("Bad", (Visitor,), {"generic_visit": lambda self, node: None})
+
+
+class _Custom(ast.AST):
+    """A node type without an ASDL signature: its fields are checked value by value, as ``ast`` does."""
+
+    _fields = ("items", "one", "name")
+
+
+def test_node_without_a_signature_walked_as_ast_does() -> None:
+    inner = ast.parse("a + 1").body[0]
+    tree = ast.Module(body=[ast.Expr(value=_Custom(items=[inner, "text", None], one=inner, name="n"))], type_ignores=[])
+    fast, slow = _recorder(Visitor, ["Name", "Constant"])(), _recorder(ast.NodeVisitor, ["Name", "Constant"])()
+    fast.visit(tree)
+    slow.visit(tree)
+    assert fast.seen == slow.seen and len(fast.seen) == 4
+
+
+def test_increment_lineno_as_ast_does() -> None:
+    ignored = "x = 1  # type: ignore[misc]\n"
+    pairs = [(ast.parse(ignored, type_comments=True), ast.parse(ignored, type_comments=True)), *zip(_trees(), _trees())]
+    for tree, twin in pairs:
+        ast.increment_lineno(tree, 7)
+        increment_lineno(twin, 7)
+        assert ast.dump(tree, include_attributes=True) == ast.dump(twin, include_attributes=True)
+    assert pairs[0][1].type_ignores[0].lineno == 8
+
+
+def test_scalar_fields_are_not_walked() -> None:
+    """Names, strings and constants never hold nodes: the walks do not even read them."""
+    assert _plan(ast.Constant) == ()
+    assert [field for field, _ in _plan(ast.FunctionDef)] == ["args", "body", "decorator_list", "returns"]
+    assert [field for field, _ in _plan(ast.Global)] == []

@@ -17,6 +17,7 @@ children are read when the walk reaches the node).
 from __future__ import annotations
 
 import ast
+import re
 from types import FunctionType
 from typing import Any, Callable, ClassVar
 
@@ -34,6 +35,84 @@ _CONSTANT_ALIASES = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstan
 _GENERIC: Any = object()
 
 
+#: How a field holds children: a list of them, one (or None), or not known (checked on each value).
+_MANY, _ONE, _ANY = 0, 1, 2
+#: ASDL types of fields that never hold a node.
+_SCALARS = frozenset({"identifier", "string", "int", "constant"})
+_SIGNATURE = re.compile(r"(\w+)\((.*)\)")
+_FIELD = re.compile(r"(\w+)([*?]?) (\w+)")
+#: Node type -> its fields that may hold nodes, each with how (``_MANY``, ``_ONE``, ``_ANY``), in field order.
+_PLANS: dict[type, tuple[tuple[str, int], ...]] = {}
+
+
+def _plan(kind: type) -> tuple[tuple[str, int], ...]:
+    """The fields of a node type that may hold nodes, read from its ASDL signature (the class docstring).
+
+    Scalar fields (names, numbers, constants) drop out; where the signature
+    cannot be read every field is kept and each value checked, as ``ast`` does.
+    """
+    plan = _PLANS.get(kind)
+    if plan is not None:
+        return plan
+    fields: tuple[str, ...] = getattr(kind, "_fields", ()) if issubclass(kind, ast.AST) else ()
+    signature = _SIGNATURE.fullmatch((kind.__doc__ or "").split("\n", 1)[0])
+    typed = [_FIELD.fullmatch(part.strip()) for part in signature.group(2).split(",")] if signature else []
+    if fields and len(typed) == len(fields) and all(m and m.group(3) == f for m, f in zip(typed, fields)):
+        plan = tuple(
+            (m.group(3), _MANY if m.group(2) == "*" else _ONE) for m in typed if m and m.group(1) not in _SCALARS
+        )
+    else:
+        plan = tuple((f, _ANY) for f in fields)
+    _PLANS[kind] = plan
+    return plan
+
+
+#: Node type -> ``_plan`` less the leaf fields, last first: what moving line numbers walks.
+_LINE_PLANS: dict[type, tuple[tuple[str, int], ...]] = {}
+
+
+def _line_plan(kind: type) -> tuple[tuple[str, int], ...]:
+    plan = _LINE_PLANS[kind] = tuple(reversed([(f, how) for f, how in _plan(kind) if f not in _LEAVES]))
+    return plan
+
+
+def _shift(node: Any, n: int) -> None:
+    """Move one node's own line numbers, as ``ast.increment_lineno`` does (``TypeIgnore`` has one as a field)."""
+    kind = node.__class__
+    if kind is ast.TypeIgnore:
+        node.lineno = getattr(node, "lineno", 0) + n
+        return
+    attributes = kind._attributes
+    if "lineno" in attributes:
+        node.lineno = getattr(node, "lineno", 0) + n
+    if "end_lineno" in attributes:
+        end = getattr(node, "end_lineno", 0)
+        if end is not None:
+            node.end_lineno = end + n
+
+
+def increment_lineno(tree: ast.AST, n: int) -> None:
+    """``ast.increment_lineno`` without its generators: every line number in ``tree`` moved ``n`` lines on.
+
+    The leaves it skips (``Load``, operators) are shared singletons without line numbers.
+    """
+    plans = _LINE_PLANS
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        kind = node.__class__
+        if not issubclass(kind, ast.AST):
+            continue  # a list's None (``Dict.keys``)
+        _shift(node, n)
+        for field, how in plans[kind] if kind in plans else _line_plan(kind):
+            value = getattr(node, field, None)
+            if how == _MANY or (how == _ANY and isinstance(value, list)):
+                if value:
+                    stack.extend(value)
+            elif value is not None and (how == _ONE or isinstance(value, ast.AST)):
+                stack.append(value)
+
+
 def _call_by_name(name: str) -> _Handler:
     """A handler that is not a plain function (a static method, a callable object): bound on each call."""
     return lambda visitor, node: getattr(visitor, name)(node)
@@ -44,8 +123,8 @@ class Visitor:
 
     #: Node type -> its handler, ``_GENERIC``, or None (a leaf: nothing to do); filled lazily, one per class.
     _handlers: ClassVar[dict[type, Any]] = {}
-    #: Node type -> the fields that may hold child nodes this class can see; filled lazily, one per class.
-    _child_fields: ClassVar[dict[type, tuple[str, ...]]] = {}
+    #: Node type -> ``_plan`` less this class's blind fields, last first; filled lazily, one per class.
+    _child_fields: ClassVar[dict[type, tuple[tuple[str, int], ...]]] = {}
     #: Fields skipped everywhere: they only ever hold leaves this class has no handler for.
     _blind_fields: ClassVar[frozenset[str]] = frozenset()
 
@@ -76,14 +155,12 @@ class Visitor:
         return handler
 
     @classmethod
-    def _fields_of(cls, kind: type) -> tuple[str, ...]:
+    def _fields_of(cls, kind: type) -> tuple[tuple[str, int], ...]:
         """The fields of one node type that may hold a child this class would visit, last first (cached)."""
         fields = cls._child_fields.get(kind)
         if fields is None:
             skip = cls._blind_fields
-            names = () if kind is ast.Constant else getattr(kind, "_fields", ())
-            fields = tuple(reversed([f for f in names if f not in skip]))
-            cls._child_fields[kind] = fields
+            fields = cls._child_fields[kind] = tuple(reversed([(f, how) for f, how in _plan(kind) if f not in skip]))
         return fields
 
     def visit(self, node: ast.AST) -> Any:
@@ -112,10 +189,11 @@ class Visitor:
                     continue
             root = False
             # Pushed last field first, each list reversed, so they pop in field order; a list's non-nodes
-            # (``Global.names``, ``Dict.keys``' None) pop as leaves.
-            for field in child_fields[kind] if kind in child_fields else self._fields_of(kind):
+            # (``Dict.keys``' None) pop as leaves.
+            for field, how in child_fields[kind] if kind in child_fields else self._fields_of(kind):
                 value = getattr(current, field, None)
-                if isinstance(value, list):
-                    stack.extend(reversed(value))
-                elif isinstance(value, ast.AST):
+                if how == _MANY or (how == _ANY and isinstance(value, list)):
+                    if value:
+                        stack.extend(reversed(value))
+                elif value is not None and (how == _ONE or isinstance(value, ast.AST)):
                     stack.append(value)

@@ -23,7 +23,7 @@ from typing import Iterable
 from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
 from ..analysis import deep_recursion, parse_pieces
-from ..ast_visitor import Visitor
+from ..ast_visitor import Visitor, increment_lineno
 from ..reading import SourceError, decode
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
@@ -1233,7 +1233,7 @@ def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_pack
     walker = _Walker(module, is_package)
     for offset, tree in pieces:
         if offset:
-            ast.increment_lineno(tree, offset)
+            increment_lineno(tree, offset)
         walker.walk(tree)
         del tree
     walker.note_smoke_tests()
