@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,37 @@ def test_scalar_fields_are_not_walked() -> None:
     assert _plan(ast.Constant) == ()
     assert [field for field, _ in _plan(ast.FunctionDef)] == ["args", "body", "decorator_list", "returns"]
     assert [field for field, _ in _plan(ast.Global)] == []
+
+
+def _deepest(visitor_class: Any, element: str) -> int:
+    """The longest ``element + element + ...`` the visitor walks under a recursion limit of 2000."""
+
+    def walks(n: int) -> bool:
+        tree = ast.parse("x = " + "+".join([element] * n))
+        try:
+            visitor_class().visit(tree)
+        except RecursionError:
+            return False
+        return True
+
+    low, high = 1, 2000  # walks(low), not walks(high)
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(2000)
+    try:
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if walks(middle) else (low, middle)
+    finally:
+        sys.setrecursionlimit(previous)
+    return low
+
+
+@pytest.mark.parametrize(("names", "element"), [([], "1"), (["Call"], "f(a)"), (["Constant"], "1"), (["BinOp"], "1")])
+def test_too_deep_where_node_visitor_is(names: list[str], element: str) -> None:
+    """A tree too deep for ``ast.NodeVisitor``'s recursion is too deep here (frames counted as it would have used them).
+
+    Within a few levels: the interpreter also counts calls through C below, which frames do not show.
+    """
+    slow = _deepest(_recorder(ast.NodeVisitor, names), element)
+    fast = _deepest(_recorder(Visitor, names), element)
+    assert 300 < slow < 1990 and abs(fast - slow) <= 8, (slow, fast)

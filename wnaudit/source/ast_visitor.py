@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from types import FunctionType
 from typing import Any, Callable, ClassVar
 
@@ -33,6 +34,10 @@ _LEAVES: dict[str, tuple[type[ast.AST], ...]] = {
 _CONSTANT_ALIASES = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant", "visit_Ellipsis")
 #: Handler-table mark for a node with no handler of its own: walk its children.
 _GENERIC: Any = object()
+#: Stack mark: the walk is back up one level.
+_UP: Any = object()
+#: Frames the walk may save before it counts the real ones (``ast.NodeVisitor`` would have used them).
+_COUNT_FRAMES_ABOVE = 256
 
 
 #: How a field holds children: a list of them, one (or None), or not known (checked on each value).
@@ -113,6 +118,19 @@ def increment_lineno(tree: ast.AST, n: int) -> None:
                 stack.append(value)
 
 
+def _check_depth(saved: int) -> None:
+    """Raise ``RecursionError`` where ``ast.NodeVisitor``'s recursion would have (to within a few frames).
+
+    ``saved`` is the frames the walks on a stack have not used, over the caller's real ones.
+    """
+    frame, frames = sys._getframe(1), 0
+    while frame is not None:
+        frames += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    if frames + saved > sys.getrecursionlimit():
+        raise RecursionError("maximum recursion depth exceeded")
+
+
 def _call_by_name(name: str) -> _Handler:
     """A handler that is not a plain function (a static method, a callable object): bound on each call."""
     return lambda visitor, node: getattr(visitor, name)(node)
@@ -127,6 +145,8 @@ class Visitor:
     _child_fields: ClassVar[dict[type, tuple[tuple[str, int], ...]]] = {}
     #: Fields skipped everywhere: they only ever hold leaves this class has no handler for.
     _blind_fields: ClassVar[frozenset[str]] = frozenset()
+    #: Frames ``ast.NodeVisitor`` would have used above the running handler that the walks on a stack did not.
+    _saved_frames = 0
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -173,21 +193,35 @@ class Visitor:
         return None if handler is None else handler(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        """Visit the children of a node in field order: handlers called, the rest walked on a stack, not frames."""
+        """Visit the children of a node in field order: handlers called, the rest walked on a stack, not frames.
+
+        Each level walked costs ``ast.NodeVisitor`` two frames (``visit``, ``generic_visit``): they are counted
+        (``_saved_frames``, ``_check_depth``) so a tree too deep for it is too deep here.  A walk that raises
+        leaves the count wrong: the visitor is not for reuse then.
+        """
         handlers = self._handlers
         child_fields = self._child_fields
+        saved = self._saved_frames
         stack: list[Any] = [node]
-        root = True  # the node itself: its children, whatever its handler
+        depth = 0
         while stack:
             current = stack.pop()
+            if current is _UP:
+                depth -= 1
+                continue
             kind = current.__class__
-            if not root:
+            if depth:  # not the node itself: its children, whatever its handler
                 handler = handlers[kind] if kind in handlers else self._resolve(kind)
                 if handler is not _GENERIC:
                     if handler is not None:
+                        self._saved_frames = saved + 2 * depth - 1
                         handler(self, current)
+                        self._saved_frames = saved
                     continue
-            root = False
+            depth += 1
+            if saved + 2 * depth > _COUNT_FRAMES_ABOVE:
+                _check_depth(saved + 2 * depth + 1)
+            stack.append(_UP)
             # Pushed last field first, each list reversed, so they pop in field order; a list's non-nodes
             # (``Dict.keys``' None) pop as leaves.
             for field, how in child_fields[kind] if kind in child_fields else self._fields_of(kind):
