@@ -173,3 +173,14 @@ def test_too_deep_where_node_visitor_is(names: list[str], element: str) -> None:
     slow = _deepest(_recorder(ast.NodeVisitor, names), element)
     fast = _deepest(_recorder(Visitor, names), element)
     assert 300 < slow < 1990 and abs(fast - slow) <= 8, (slow, fast)
+
+
+def test_a_handler_that_raises_leaves_the_frame_count_as_it_was() -> None:
+    class Raises(Visitor):
+        def visit_Name(self, node: ast.Name) -> None:
+            raise ValueError(node.id)
+
+    visitor = Raises()
+    with pytest.raises(ValueError, match="deep"):
+        visitor.visit(ast.parse("x = [[[[deep]]]]"))
+    assert visitor._saved_frames == 0

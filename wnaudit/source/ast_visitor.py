@@ -196,8 +196,7 @@ class Visitor:
         """Visit the children of a node in field order: handlers called, the rest walked on a stack, not frames.
 
         Each level walked costs ``ast.NodeVisitor`` two frames (``visit``, ``generic_visit``): they are counted
-        (``_saved_frames``, ``_check_depth``) so a tree too deep for it is too deep here.  A walk that raises
-        leaves the count wrong: the visitor is not for reuse then.
+        (``_saved_frames``, ``_check_depth``) so a tree too deep for it is too deep here.
         """
         handlers = self._handlers
         child_fields = self._child_fields
@@ -215,8 +214,10 @@ class Visitor:
                 if handler is not _GENERIC:
                     if handler is not None:
                         self._saved_frames = saved + 2 * depth - 1
-                        handler(self, current)
-                        self._saved_frames = saved
+                        try:
+                            handler(self, current)
+                        finally:
+                            self._saved_frames = saved
                     continue
             depth += 1
             if saved + 2 * depth > _COUNT_FRAMES_ABOVE:
