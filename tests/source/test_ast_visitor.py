@@ -182,5 +182,5 @@ def test_a_handler_that_raises_leaves_the_frame_count_as_it_was() -> None:
 
     visitor = Raises()
     with pytest.raises(ValueError, match="deep"):
-        visitor.visit(ast.parse("x = [[[[deep]]]]"))
+        visitor.visit(ast.parse("[[[[deep]]]]"))
     assert visitor._saved_frames == 0
