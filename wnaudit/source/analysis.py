@@ -17,6 +17,7 @@ from typing import Iterator
 from ..common.gc_pause import cyclic_gc_paused
 from ..core import catalogue
 from . import construction
+from .ast_visitor import Visitor
 from .model import (
     Application, Built, FileSummary, Helper, MethodCall, Misplaced, Removal, Return, Signature, Site, Test, Unit, Value,
 )
@@ -48,7 +49,7 @@ def parse_noqa(lines: list[str]) -> dict[int, frozenset[str]]:
     return out
 
 
-class _Collector(ast.NodeVisitor):
+class _Collector(Visitor):
     """Build scopes and bindings; remember every call with its context."""
 
     def __init__(self, module: str, package: list[str], positions: "_Positions") -> None:

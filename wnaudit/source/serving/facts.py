@@ -23,6 +23,7 @@ from typing import Iterable, TypeAlias
 from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
 from ..analysis import deep_recursion, parse_pieces
+from ..ast_visitor import Visitor
 from ..reading import SourceError, decode
 from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
@@ -229,7 +230,7 @@ class _Frame:
     under: str = ""
 
 
-class _Walker(ast.NodeVisitor):
+class _Walker(Visitor):
     def __init__(self, module: str, is_package: bool) -> None:
         self.package = module_package(module, is_package)
         self.star: list[str] = []

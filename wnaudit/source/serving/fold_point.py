@@ -16,6 +16,7 @@ import logging
 from functools import lru_cache
 from typing import Iterator, Sequence
 
+from ..ast_visitor import Visitor
 from ..reading import SourceError, decode
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def is_load(callee: str, arguments: Sequence[str], target: str) -> bool:
     return owner in held or any(argument in held for argument in arguments)
 
 
-class _Loads(ast.NodeVisitor):
+class _Loads(Visitor):
     """Finds a load of the target in one statement, not looking into nested functions or classes (another scope)."""
 
     def __init__(self, target: str) -> None:
