@@ -118,6 +118,38 @@ def test_a_lint_collects_cycles_less_often_and_restores_the_thresholds(tmp_path:
     assert gc.get_threshold() == before
 
 
+def test_the_rules_collections_skip_the_scans_records_and_the_heap_is_given_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan's records live to the end of the run: frozen while the rules run, thawed when the lint returns."""
+    paths = _package(tmp_path)
+    frozen: list[int] = []
+    real = engine.plan_fixes
+
+    def observed(*args: object, **kwargs: object) -> object:
+        frozen.append(gc.get_freeze_count())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "plan_fixes", observed)
+    assert gc.get_freeze_count() == 0
+    found = engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+    assert len(frozen) == 1 and frozen[0] > 0
+    assert gc.get_freeze_count() == 0
+    assert engine.lint_files(paths, RunOptions(jobs=1, cache=False)).findings == found.findings
+
+
+def test_a_heap_the_process_froze_itself_stays_frozen(tmp_path: Path) -> None:
+    """A server that froze its heap before forking keeps it frozen: the lint neither adds to it nor thaws it."""
+    paths = _package(tmp_path)
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+        assert gc.get_freeze_count() == before
+    finally:
+        gc.unfreeze()
+
+
 def test_no_collection_walks_a_serving_files_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _package(tmp_path)
     enabled: list[bool] = []

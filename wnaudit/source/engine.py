@@ -14,10 +14,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..common.config import Config
 from ..common.findings import Finding, InputError, RunResult
-from ..common.gc_pause import fewer_collections
+from ..common.gc_pause import fewer_collections, long_lived_heap
 from ..common.options import RunOptions
 from .context import Context
 from .diff import unified_patch
@@ -81,11 +82,11 @@ def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
 
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
-    with fewer_collections():  # the run's long-lived facts would be walked by collection after collection
-        return _lint_files(files, options)
+    with fewer_collections(), long_lived_heap() as settle:  # long-lived facts would be walked collection after collection
+        return _lint_files(files, options, settle)
 
 
-def _lint_files(files: list[Path], options: RunOptions) -> RunResult:
+def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None] = lambda: None) -> RunResult:
     config, result = options.config, RunResult()
     inputs = gather_inputs(files, config.max_source_bytes)
     if options.fix:
@@ -93,6 +94,7 @@ def _lint_files(files: list[Path], options: RunOptions) -> RunResult:
     workspace = cached_workspace(config, options.cache, inputs.files)
     try:
         found = scan(inputs, options, workspace)
+        settle()  # the scan's records live to the end of the run: the rules' collections need not walk them
         result.errors.extend(InputError(item.path, item.error) for item in found.scanned if item.error is not None)
         context = Context(found.summaries, workspace=workspace)
         plan = plan_fixes(found.summaries, config, context, options.unsafe_fixes, found.run_files)
