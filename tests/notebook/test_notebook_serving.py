@@ -4,28 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.source.source_helpers import GENERATOR
 from wnaudit.common.config import load_config
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 
-MODEL = textwrap.dedent('''
-    import torch.nn as nn
-    from torch.nn.utils.parametrizations import weight_norm
-
-
-    class Generator(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))
-
-        def forward(self, x):
-            return self.conv(x)
-''').lstrip()
+MODEL = GENERATOR
 
 IMPORTS = ["%pip install torch\n", "import torch\n", "from voc.model import Generator\n"]
 SERVE = ["model = Generator()\n", "model.eval()\n", "with torch.inference_mode():\n", "    audio = model(torch.randn(1, 80, 16))"]

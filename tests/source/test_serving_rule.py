@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from source_helpers import GENERATOR
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files, lint_source
 
@@ -829,19 +830,7 @@ def test_a_fold_only_in_training_code_does_not_count_and_the_message_names_it():
 
 def test_a_helper_given_the_model_in_training_code_is_named_only_when_it_folds():
     """A training function handing the model to a project function that folds nothing is no candidate fold."""
-    source = textwrap.dedent('''
-        import torch
-        import torch.nn as nn
-        from torch.nn.utils.parametrizations import weight_norm
-
-
-        class Generator(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))
-
-            def forward(self, x):
-                return self.conv(x)
+    source = "import torch\n" + GENERATOR + textwrap.dedent('''
 
 
         def describe(model):

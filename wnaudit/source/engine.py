@@ -86,7 +86,7 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
         return _lint_files(files, options, settle)
 
 
-def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None] = lambda: None) -> RunResult:
+def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None]) -> RunResult:
     config, result = options.config, RunResult()
     inputs = gather_inputs(files, config.max_source_bytes)
     if options.fix:
