@@ -9,22 +9,11 @@ import pytest
 from torch import nn
 from torch.nn.utils.parametrizations import weight_norm
 
+from tests.source.source_helpers import GENERATOR
 from wnaudit import audit_module
 from wnaudit.cli.command import run
 
-EXPORTING = '''import torch
-import torch.nn as nn
-from torch.nn.utils.parametrizations import weight_norm
-
-
-class Generator(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = weight_norm(nn.Conv1d(80, 1, 7, padding=3))
-
-    def forward(self, x):
-        return self.conv(x)
-
+EXPORTING = "import torch\n" + GENERATOR + '''
 
 def exported():
     model = Generator()
