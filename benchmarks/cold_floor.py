@@ -1,0 +1,191 @@
+"""How far a cold source lint is from its floor, and where the rest goes (issue 21's cold ratio).
+
+Issue 21 asks a cold run (``--no-cache``, every rule on, WN110 included) to be
+no slower than ``ruff check --no-cache``.  This puts three measured runs beside
+the least any linter built on CPython's ``ast`` must spend on the same tree:
+
+Runs (fresh processes, the arms alternating in each round; wall time, and the
+CPU time of the process and every worker it started, from ``getrusage``):
+
+- ``ruff check --no-cache --isolated``;
+- ``wnaudit --no-cache --select ALL --ignore WN110`` (every rule but the
+  project-wide one);
+- ``wnaudit --no-cache --select ALL``.
+
+Floors (in this process, one core, CPU time, median of the rounds):
+
+- *bytes*: read every ``.py`` file of the tree, digest it and take its byte
+  facts (``content.facts_of``): what the prefilter needs before deciding;
+- *parse*: ``ast.parse`` of every file a cold ``-j 1`` run parses (the
+  candidates, the modules their imports reach, WN110's serving files), each
+  tree dropped before the next one is built;
+- *walk*: one ``ast.walk`` over each of those trees: less than any visitor.
+
+The sum of the floors, shared perfectly between ``--cores`` cores, is the best a
+cold run could do with one parse and one walk per file and nothing else: the
+room left for every rule, WN110's linking and the report is the target's wall
+time minus it.
+
+    python benchmarks/cold_floor.py --tree /tmp/tree --ruff "$(command -v ruff)" --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import collections
+import contextlib
+import io
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from wnaudit.source.content import facts_of
+from wnaudit.source.syntax_cache import digest_of
+
+
+def run_arm(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (the process and its waited-for workers) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def record_parsed(tree: Path, out: Path) -> None:
+    """Run the cold lint in this process with ``-j 1`` (no workers) and write the files it parsed to ``out``."""
+    parsed: set[str] = set()
+    real_compile, real_parse = builtins.compile, ast.parse
+
+    def observed_compile(source, filename, mode, flags=0, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if flags & ast.PyCF_ONLY_AST:
+            parsed.add(os.fspath(filename))
+        return real_compile(source, filename, mode, flags, *args, **kwargs)
+
+    def observed_parse(source, filename="<unknown>", *args, **kwargs):  # type: ignore[no-untyped-def]
+        parsed.add(os.fspath(filename))
+        return real_parse(source, filename, *args, **kwargs)
+
+    builtins.compile, ast.parse = observed_compile, observed_parse  # type: ignore[assignment]
+    from wnaudit.cli.command import main
+
+    os.chdir(tree)
+    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        main(["--no-cache", "--exit-zero", "-q", "--select", "ALL", "-j", "1", "."], standalone_mode=False)
+    files = sorted(str((tree / name).resolve()) for name in parsed if (tree / name).is_file())
+    out.write_text(json.dumps(files))
+
+
+def parsed_files(tree: Path) -> list[Path]:
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "parsed.json"
+        subprocess.run([sys.executable, __file__, "--record-parsed", str(out), "--tree", str(tree)], check=True)
+        return [Path(name) for name in json.loads(out.read_text())]
+
+
+def cpu_of(work: Callable[[], None]) -> float:
+    start = time.process_time()
+    work()
+    return time.process_time() - start
+
+
+def floors(every_file: list[Path], parsed: list[Path]) -> dict[str, float]:
+    """One round of the three floors (CPU seconds on one core)."""
+
+    def read_all() -> None:
+        for path in every_file:
+            data = path.read_bytes()
+            digest_of(data)
+            facts_of(data)
+
+    def parse_all() -> None:
+        for path in parsed:
+            ast.parse(path.read_bytes())
+
+    def walk_one(path: Path) -> float:
+        built = ast.parse(path.read_bytes())  # not timed: only the walk over the finished tree is
+
+        def walk() -> None:
+            collections.deque(ast.walk(built), maxlen=0)
+
+        return cpu_of(walk)
+
+    return {
+        "bytes": cpu_of(read_all),
+        "parse": cpu_of(parse_all),
+        "walk": sum(walk_one(path) for path in parsed),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, required=True, help="a directory of packages, linted whole")
+    parser.add_argument("--ruff", type=Path, help="a ruff executable (default: ruff on PATH)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="cores the floors are shared between")
+    parser.add_argument("--record-parsed", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    tree = args.tree.resolve()
+    if args.record_parsed is not None:
+        record_parsed(tree, args.record_parsed)
+        return
+
+    every_file = sorted(tree.rglob("*.py"))
+    parsed = parsed_files(tree)
+    env = dict(os.environ)
+    scratch = Path(tempfile.mkdtemp(prefix="wnaudit-floor-"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # wnaudit from bytecode, as an installed package runs
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "bytecode")
+    wnaudit = [sys.executable, "-m", "wnaudit.cli", "--no-cache", "-q", "--exit-zero", "--select", "ALL", "."]
+    ruff = str(args.ruff) if args.ruff is not None else "ruff"
+    arms = {
+        "ruff check --no-cache": [ruff, "check", "--no-cache", "--isolated", "-q", "--exit-zero", "."],
+        "wnaudit cold, without WN110": [*wnaudit, "--ignore", "WN110"],
+        "wnaudit cold": wnaudit,
+    }
+    subprocess.run(wnaudit, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)  # bytecode
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
+    floor_rounds: list[dict[str, float]] = []
+    try:
+        for _ in range(args.runs):
+            for name, command in arms.items():
+                runs[name].append(run_arm(command, tree, env))
+            floor_rounds.append(floors(every_file, parsed))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    ruff_walls = [wall for wall, _ in runs["ruff check --no-cache"]]
+    summary: dict[str, object] = {
+        "tree": f"{tree}: {len(every_file)} files, {sum(f.stat().st_size for f in every_file)} bytes",
+        "parsed by a cold -j 1 run": f"{len(parsed)} files, {sum(f.stat().st_size for f in parsed)} bytes",
+        "runs": args.runs,
+        "cores": args.cores,
+        "load_average_1min_at_end": os.getloadavg()[0],
+    }
+    for name, samples in runs.items():
+        summary[name] = {
+            "wall_s_median": round(statistics.median(wall for wall, _ in samples), 2),
+            "cpu_s_median": round(statistics.median(cpu for _, cpu in samples), 2),
+            "wall / ruff (paired, median)": round(statistics.median(w / r for (w, _), r in zip(samples, ruff_walls)), 2),
+        }
+    floor = {key: round(statistics.median(r[key] for r in floor_rounds), 2) for key in floor_rounds[0]}
+    floor_cpu = sum(floor.values())
+    summary["floors, cpu_s (median, one core)"] = floor
+    summary["floor wall on the cores (sum / cores)"] = round(floor_cpu / args.cores, 2)
+    summary["floor wall / ruff wall (median)"] = round(floor_cpu / args.cores / statistics.median(ruff_walls), 2)
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
