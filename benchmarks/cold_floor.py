@@ -12,19 +12,20 @@ CPU time of the process and every worker it started, from ``getrusage``):
   project-wide one);
 - ``wnaudit --no-cache --select ALL``.
 
-Floors (in this process, one core, CPU time, median of the rounds):
+Floors (in this process, one core, CPU time, median of the rounds), for each of
+the two wnaudit lints:
 
 - *bytes*: read every ``.py`` file of the tree, digest it and take its byte
   facts (``content.facts_of``): what the prefilter needs before deciding;
-- *parse*: ``ast.parse`` of every file a cold ``-j 1`` run parses (the
-  candidates, the modules their imports reach, WN110's serving files), each
-  tree dropped before the next one is built;
+- *parse*: ``ast.parse`` of every file a cold ``-j 1`` run of that lint parses
+  (the candidates, the modules their imports reach and, with WN110, its serving
+  files), each tree dropped before the next one is built;
 - *walk*: one ``ast.walk`` over each of those trees: less than any visitor.
 
-The sum of the floors, shared perfectly between ``--cores`` cores, is the best a
-cold run could do with one parse and one walk per file and nothing else: the
-room left for every rule, WN110's linking and the report is the target's wall
-time minus it.
+The sum of a lint's floors, shared perfectly between ``--cores`` cores, is the
+best a cold run could do with one parse and one walk per file and nothing else:
+the room left for every rule, WN110's linking and the report is the target's
+wall time minus it.
 
     python benchmarks/cold_floor.py --tree /tmp/tree --ruff "$(command -v ruff)" --runs 3
 """
@@ -63,7 +64,11 @@ def run_arm(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, 
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def record_parsed(tree: Path, out: Path) -> None:
+#: The two lints measured, each with its own floor: every rule, and every rule but the project-wide one.
+SELECTIONS = {"every rule": ["--select", "ALL"], "without WN110": ["--select", "ALL", "--ignore", "WN110"]}
+
+
+def record_parsed(tree: Path, out: Path, selection: list[str]) -> None:
     """Run the cold lint in this process with ``-j 1`` (no workers) and write the files it parsed to ``out``."""
     parsed: set[str] = set()
     real_compile, real_parse = builtins.compile, ast.parse
@@ -82,15 +87,17 @@ def record_parsed(tree: Path, out: Path) -> None:
 
     os.chdir(tree)
     with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        main(["--no-cache", "--exit-zero", "-q", "--select", "ALL", "-j", "1", "."], standalone_mode=False)
+        main(["--no-cache", "--exit-zero", "-q", *selection, "-j", "1", "."], standalone_mode=False)
     files = sorted(str((tree / name).resolve()) for name in parsed if (tree / name).is_file())
     out.write_text(json.dumps(files))
 
 
-def parsed_files(tree: Path) -> list[Path]:
+def parsed_files(tree: Path, selection: str) -> list[Path]:
+    """The files a cold ``-j 1`` lint with ``selection`` parses (recorded in a fresh process)."""
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "parsed.json"
-        subprocess.run([sys.executable, __file__, "--record-parsed", str(out), "--tree", str(tree)], check=True)
+        command = [sys.executable, __file__, "--tree", str(tree), "--record-parsed", str(out), "--selection", selection]
+        subprocess.run(command, check=True)
         return [Path(name) for name in json.loads(out.read_text())]
 
 
@@ -100,14 +107,20 @@ def cpu_of(work: Callable[[], None]) -> float:
     return time.process_time() - start
 
 
-def floors(every_file: list[Path], parsed: list[Path]) -> dict[str, float]:
-    """One round of the three floors (CPU seconds on one core)."""
+def bytes_floor(every_file: list[Path]) -> float:
+    """CPU seconds to read, digest and take the byte facts of every file (what the prefilter decides from)."""
 
     def read_all() -> None:
         for path in every_file:
             data = path.read_bytes()
             digest_of(data)
             facts_of(data)
+
+    return cpu_of(read_all)
+
+
+def tree_floors(parsed: list[Path]) -> dict[str, float]:
+    """CPU seconds to parse each file once (each tree dropped before the next) and to walk each tree once."""
 
     def parse_all() -> None:
         for path in parsed:
@@ -121,11 +134,61 @@ def floors(every_file: list[Path], parsed: list[Path]) -> dict[str, float]:
 
         return cpu_of(walk)
 
-    return {
-        "bytes": cpu_of(read_all),
-        "parse": cpu_of(parse_all),
-        "walk": sum(walk_one(path) for path in parsed),
+    return {"parse": cpu_of(parse_all), "walk": sum(walk_one(path) for path in parsed)}
+
+
+def run_rounds(tree: Path, ruff: str, runs: int, parsed: dict[str, list[Path]]) -> tuple[dict, list[dict[str, float]]]:
+    """The arms, alternating in each round, then the floors of that round."""
+    every_file = sorted(tree.rglob("*.py"))
+    scratch = Path(tempfile.mkdtemp(prefix="wnaudit-floor-"))
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # wnaudit from bytecode, as an installed package runs
+    env["PYTHONPYCACHEPREFIX"] = str(scratch / "bytecode")
+    wnaudit = [sys.executable, "-m", "wnaudit.cli", "--no-cache", "-q", "--exit-zero"]
+    arms = {"ruff check --no-cache": [ruff, "check", "--no-cache", "--isolated", "-q", "--exit-zero", "."]}
+    arms.update({f"wnaudit cold, {name}": [*wnaudit, *selection, "."] for name, selection in SELECTIONS.items()})
+    subprocess.run(arms["wnaudit cold, every rule"], cwd=tree, env=env, capture_output=True, check=False)  # compiles wnaudit
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
+    floor_rounds: list[dict[str, float]] = []
+    try:
+        for _ in range(runs):
+            for name, command in arms.items():
+                samples[name].append(run_arm(command, tree, env))
+            found = {"bytes": bytes_floor(every_file)}
+            for name, files in parsed.items():
+                found.update({f"{part} ({name})": cpu for part, cpu in tree_floors(files).items()})
+            floor_rounds.append(found)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return samples, floor_rounds
+
+
+def report(tree: Path, cores: int, samples: dict, floor_rounds: list[dict[str, float]], parsed: dict[str, list[Path]]) -> dict:
+    every_file = sorted(tree.rglob("*.py"))
+    ruff_walls = [wall for wall, _ in samples["ruff check --no-cache"]]
+    summary: dict[str, object] = {
+        "tree": f"{tree}: {len(every_file)} files, {sum(f.stat().st_size for f in every_file)} bytes",
+        "runs": len(ruff_walls),
+        "cores": cores,
+        "load_average_1min_at_end": os.getloadavg()[0],
     }
+    for name, runs in samples.items():
+        summary[name] = {
+            "wall_s_median": round(statistics.median(wall for wall, _ in runs), 2),
+            "cpu_s_median": round(statistics.median(cpu for _, cpu in runs), 2),
+            "wall / ruff (paired, median)": round(statistics.median(w / r for (w, _), r in zip(runs, ruff_walls)), 2),
+        }
+    floor = {key: round(statistics.median(r[key] for r in floor_rounds), 2) for key in floor_rounds[0]}
+    summary["floors, cpu_s (median, one core)"] = floor
+    for name, files in parsed.items():
+        cpu = floor["bytes"] + floor[f"parse ({name})"] + floor[f"walk ({name})"]
+        summary[f"floor, {name}"] = {
+            "files parsed by a cold -j 1 run": f"{len(files)} files, {sum(f.stat().st_size for f in files)} bytes",
+            "cpu_s (bytes + parse + walk)": round(cpu, 2),
+            "wall on the cores (cpu / cores)": round(cpu / cores, 2),
+            "wall / ruff wall (median)": round(cpu / cores / statistics.median(ruff_walls), 2),
+        }
+    return summary
 
 
 def main() -> None:
@@ -135,56 +198,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="cores the floors are shared between")
     parser.add_argument("--record-parsed", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--selection", choices=sorted(SELECTIONS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     tree = args.tree.resolve()
     if args.record_parsed is not None:
-        record_parsed(tree, args.record_parsed)
+        record_parsed(tree, args.record_parsed, SELECTIONS[args.selection])
         return
-
-    every_file = sorted(tree.rglob("*.py"))
-    parsed = parsed_files(tree)
-    env = dict(os.environ)
-    scratch = Path(tempfile.mkdtemp(prefix="wnaudit-floor-"))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # wnaudit from bytecode, as an installed package runs
-    env["PYTHONPYCACHEPREFIX"] = str(scratch / "bytecode")
-    wnaudit = [sys.executable, "-m", "wnaudit.cli", "--no-cache", "-q", "--exit-zero", "--select", "ALL", "."]
-    ruff = str(args.ruff) if args.ruff is not None else "ruff"
-    arms = {
-        "ruff check --no-cache": [ruff, "check", "--no-cache", "--isolated", "-q", "--exit-zero", "."],
-        "wnaudit cold, without WN110": [*wnaudit, "--ignore", "WN110"],
-        "wnaudit cold": wnaudit,
-    }
-    subprocess.run(wnaudit, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)  # bytecode
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
-    floor_rounds: list[dict[str, float]] = []
-    try:
-        for _ in range(args.runs):
-            for name, command in arms.items():
-                runs[name].append(run_arm(command, tree, env))
-            floor_rounds.append(floors(every_file, parsed))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-    ruff_walls = [wall for wall, _ in runs["ruff check --no-cache"]]
-    summary: dict[str, object] = {
-        "tree": f"{tree}: {len(every_file)} files, {sum(f.stat().st_size for f in every_file)} bytes",
-        "parsed by a cold -j 1 run": f"{len(parsed)} files, {sum(f.stat().st_size for f in parsed)} bytes",
-        "runs": args.runs,
-        "cores": args.cores,
-        "load_average_1min_at_end": os.getloadavg()[0],
-    }
-    for name, samples in runs.items():
-        summary[name] = {
-            "wall_s_median": round(statistics.median(wall for wall, _ in samples), 2),
-            "cpu_s_median": round(statistics.median(cpu for _, cpu in samples), 2),
-            "wall / ruff (paired, median)": round(statistics.median(w / r for (w, _), r in zip(samples, ruff_walls)), 2),
-        }
-    floor = {key: round(statistics.median(r[key] for r in floor_rounds), 2) for key in floor_rounds[0]}
-    floor_cpu = sum(floor.values())
-    summary["floors, cpu_s (median, one core)"] = floor
-    summary["floor wall on the cores (sum / cores)"] = round(floor_cpu / args.cores, 2)
-    summary["floor wall / ruff wall (median)"] = round(floor_cpu / args.cores / statistics.median(ruff_walls), 2)
-    print(json.dumps(summary, indent=2))
+    parsed = {name: parsed_files(tree, name) for name in SELECTIONS}
+    samples, floor_rounds = run_rounds(tree, str(args.ruff or "ruff"), args.runs, parsed)
+    print(json.dumps(report(tree, args.cores, samples, floor_rounds, parsed), indent=2))
 
 
 if __name__ == "__main__":
