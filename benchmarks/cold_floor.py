@@ -164,6 +164,7 @@ def run_rounds(tree: Path, ruff: str, runs: int, parsed: dict[str, list[Path]]) 
 
 
 def report(tree: Path, cores: int, samples: dict, floor_rounds: list[dict[str, float]], parsed: dict[str, list[Path]]) -> dict:
+    """Medians, ratios to ruff paired by round, and each lint's floor as a wall time on ``cores`` cores."""
     every_file = sorted(tree.rglob("*.py"))
     ruff_walls = [wall for wall, _ in samples["ruff check --no-cache"]]
     summary: dict[str, object] = {
