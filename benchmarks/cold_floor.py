@@ -15,11 +15,14 @@ CPU time of the process and every worker it started, from ``getrusage``):
 Floors (in this process, one core, CPU time, median of the rounds), for each of
 the two wnaudit lints:
 
-- *bytes*: read every ``.py`` file of the tree, digest it and take its byte
-  facts (``content.facts_of``): what the prefilter needs before deciding;
+- *bytes*: read every source file the lint finds in the tree (``discover``),
+  digest it and take its byte facts (``content.facts_of``): what the prefilter
+  needs before deciding;
 - *parse*: ``ast.parse`` of every file a cold ``-j 1`` run of that lint parses
-  (the candidates, the modules their imports reach and, with WN110, its serving
-  files), each tree dropped before the next one is built;
+  under the file's name (the candidates, the modules their imports reach and,
+  with WN110, its serving files; a parse of a source without its name, a few
+  helpers' second look at a file, is not counted), each tree dropped before
+  the next one is built;
 - *walk*: one ``ast.walk`` over each of those trees: less than any visitor.
 
 The sum of a lint's floors, shared perfectly between ``--cores`` cores, is the
@@ -50,6 +53,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from wnaudit.cli.discovery import discover
+from wnaudit.common.config import Config
 from wnaudit.source.content import facts_of
 from wnaudit.source.syntax_cache import digest_of
 
@@ -71,24 +76,20 @@ SELECTIONS = {"every rule": ["--select", "ALL"], "without WN110": ["--select", "
 def record_parsed(tree: Path, out: Path, selection: list[str]) -> None:
     """Run the cold lint in this process with ``-j 1`` (no workers) and write the files it parsed to ``out``."""
     parsed: set[str] = set()
-    real_compile, real_parse = builtins.compile, ast.parse
+    real_compile = builtins.compile
 
     def observed_compile(source, filename, mode, flags=0, *args, **kwargs):  # type: ignore[no-untyped-def]
         if flags & ast.PyCF_ONLY_AST:
             parsed.add(os.fspath(filename))
         return real_compile(source, filename, mode, flags, *args, **kwargs)
 
-    def observed_parse(source, filename="<unknown>", *args, **kwargs):  # type: ignore[no-untyped-def]
-        parsed.add(os.fspath(filename))
-        return real_parse(source, filename, *args, **kwargs)
-
-    builtins.compile, ast.parse = observed_compile, observed_parse  # type: ignore[assignment]
+    builtins.compile = observed_compile  # ``ast.parse`` calls it too
     from wnaudit.cli.command import main
 
     os.chdir(tree)
     with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         main(["--no-cache", "--exit-zero", "-q", *selection, "-j", "1", "."], standalone_mode=False)
-    files = sorted(str((tree / name).resolve()) for name in parsed if (tree / name).is_file())
+    files = sorted({str((tree / name).resolve()) for name in parsed if (tree / name).is_file()})  # one name per file
     out.write_text(json.dumps(files))
 
 
@@ -120,26 +121,22 @@ def bytes_floor(every_file: list[Path]) -> float:
 
 
 def tree_floors(parsed: list[Path]) -> dict[str, float]:
-    """CPU seconds to parse each file once (each tree dropped before the next) and to walk each tree once."""
-
-    def parse_all() -> None:
-        for path in parsed:
-            ast.parse(path.read_bytes())
-
-    def walk_one(path: Path) -> float:
-        built = ast.parse(path.read_bytes())  # not timed: only the walk over the finished tree is
-
-        def walk() -> None:
-            collections.deque(ast.walk(built), maxlen=0)
-
-        return cpu_of(walk)
-
-    return {"parse": cpu_of(parse_all), "walk": sum(walk_one(path) for path in parsed)}
+    """CPU seconds to parse each file once and to walk each tree once (each tree dropped before the next)."""
+    parse = walk = 0.0
+    for path in parsed:
+        data = path.read_bytes()
+        start = time.process_time()
+        built = ast.parse(data)
+        parsed_at = time.process_time()
+        collections.deque(ast.walk(built), maxlen=0)
+        parse, walk = parse + parsed_at - start, walk + time.process_time() - parsed_at
+    return {"parse": parse, "walk": walk}
 
 
-def run_rounds(tree: Path, ruff: str, runs: int, parsed: dict[str, list[Path]]) -> tuple[dict, list[dict[str, float]]]:
+def run_rounds(
+    tree: Path, every_file: list[Path], ruff: str, runs: int, parsed: dict[str, list[Path]],
+) -> tuple[dict, list[dict[str, float]]]:
     """The arms, alternating in each round, then the floors of that round."""
-    every_file = sorted(tree.rglob("*.py"))
     scratch = Path(tempfile.mkdtemp(prefix="wnaudit-floor-"))
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # wnaudit from bytecode, as an installed package runs
@@ -163,9 +160,11 @@ def run_rounds(tree: Path, ruff: str, runs: int, parsed: dict[str, list[Path]]) 
     return samples, floor_rounds
 
 
-def report(tree: Path, cores: int, samples: dict, floor_rounds: list[dict[str, float]], parsed: dict[str, list[Path]]) -> dict:
+def report(
+    tree: Path, every_file: list[Path], cores: int, samples: dict, floor_rounds: list[dict[str, float]],
+    parsed: dict[str, list[Path]],
+) -> dict:
     """Medians, ratios to ruff paired by round, and each lint's floor as a wall time on ``cores`` cores."""
-    every_file = sorted(tree.rglob("*.py"))
     ruff_walls = [wall for wall, _ in samples["ruff check --no-cache"]]
     summary: dict[str, object] = {
         "tree": f"{tree}: {len(every_file)} files, {sum(f.stat().st_size for f in every_file)} bytes",
@@ -205,9 +204,10 @@ def main() -> None:
     if args.record_parsed is not None:
         record_parsed(tree, args.record_parsed, SELECTIONS[args.selection])
         return
+    every_file = discover([tree], Config()).sources
     parsed = {name: parsed_files(tree, name) for name in SELECTIONS}
-    samples, floor_rounds = run_rounds(tree, str(args.ruff or "ruff"), args.runs, parsed)
-    print(json.dumps(report(tree, args.cores, samples, floor_rounds, parsed), indent=2))
+    samples, floor_rounds = run_rounds(tree, every_file, str(args.ruff or "ruff"), args.runs, parsed)
+    print(json.dumps(report(tree, every_file, args.cores, samples, floor_rounds, parsed), indent=2))
 
 
 if __name__ == "__main__":

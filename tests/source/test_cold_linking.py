@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.source.test_derived_cache import _voc
+from tests.source.source_helpers import write_package
+from tests.source.test_derived_cache import _counting, _voc
 from tests.source.test_serving_in_workers import SERVE_EVAL
 from wnaudit.source.pipeline import scan
 from wnaudit.source.project import Project
@@ -70,14 +71,7 @@ def test_each_file_keeps_its_own_projects_pool(tmp_path: Path, monkeypatch: pyte
         (root / "pkg" / "__init__.py").write_text("")
         (root / "pkg" / "model.py").write_text("VALUE = 1\n")
     found = _index(tmp_path)
-    asked: list[Path] = []
-    real = ServingIndex.root_of
-
-    def counted(self: ServingIndex, path: Path) -> tuple[Path, bool]:
-        asked.append(path)
-        return real(self, path)
-
-    monkeypatch.setattr(ServingIndex, "root_of", counted)
+    asked = _counting(monkeypatch, ServingIndex, "root_of")
     files = [first / "pkg" / "model.py", second / "pkg" / "model.py", first / "pkg" / "__init__.py"]
     roots = [found._pool(file).root for file in files]
     assert roots == [first, second, first]
@@ -128,14 +122,7 @@ def test_typed_reads_each_class_lineage_once(tmp_path: Path, monkeypatch: pytest
     )
     found = _index(tmp_path)
     units = [(model, f"pkg.model.{name}") for name in ("Backbone", "Mid", "Leaf", "Other", "build")]
-    asked: list[tuple[Path, str]] = []
-    real = ServingIndex.bases
-
-    def counted(self: ServingIndex, key: tuple[Path, str]) -> list[tuple[Path, str]]:
-        asked.append(key)
-        return real(self, key)
-
-    monkeypatch.setattr(ServingIndex, "bases", counted)
+    asked = _counting(monkeypatch, ServingIndex, "bases")
     for annotation, expected in (
         (["pkg.model.Backbone"], {"Backbone", "Mid", "Leaf"}), (["pkg.model.Mid"], {"Mid", "Leaf"}), (["pkg.model.Other"], {"Other"}),
     ):
@@ -143,3 +130,18 @@ def test_typed_reads_each_class_lineage_once(tmp_path: Path, monkeypatch: pytest
             typed = found._typed(model, annotation, units)
             assert {qual.rpartition(".")[2] for _, qual in typed} == expected
     assert sorted(asked) == sorted(set(asked)), "a class's bases were walked again"
+
+
+def test_files_mentioning_names_come_in_path_order_whatever_was_searched_first(tmp_path: Path) -> None:
+    """Which names a run searched first depends on what else it linted; the files WN110 reads (and the first
+    evidence its message quotes) must come in the same order anyway."""
+    (tmp_path / "pyproject.toml").write_text("")
+    write_package(tmp_path, "pkg", {"a.py": "y = Alpha()\n", "b.py": "x = Beta()\n"})
+    orders = []
+    for first, second in (("Beta", "Alpha"), ("Alpha", "Beta")):
+        found = _index(tmp_path)
+        pool = found._pool(tmp_path / "pkg" / "a.py")
+        found._search(pool, [first])
+        found._search(pool, [second])
+        orders.append([path.name for path in found._mentioning(pool, {"Alpha", "Beta"})])
+    assert orders == [["a.py", "b.py"], ["a.py", "b.py"]]

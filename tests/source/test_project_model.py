@@ -186,6 +186,7 @@ def test_no_rule_walks_code_or_reads_the_project_itself():
     """Rules read their file's facts and ask the model: none parses (``ast``) or reaches the serving index,
     the workspace or the file system on its own."""
     import ast
+    from importlib.util import resolve_name
 
     rules = Path(__file__).resolve().parents[2] / "wnaudit" / "source" / "rules"
     forbidden = {"ast", "os", "serving", "workspace", "project", "reading", "resolve"}
@@ -193,9 +194,12 @@ def test_no_rule_walks_code_or_reads_the_project_itself():
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                names = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level in (0, 2):  # ``import x``-likes and ``from ..x``
-                names = {(node.module or "").split(".")[0]}
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):  # every spelling: ``from ..x import y``, ``from .. import x``
+                base = resolve_name("." * node.level + (node.module or ""), "wnaudit.source.rules") if node.level else node.module or ""
+                modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
             else:
                 continue
+            # a top-level module (``import os``), or a module of the source package (``wnaudit.source.serving``)
+            names = {m.split(".")[0] for m in modules} | {m.split(".")[2] for m in modules if m.startswith("wnaudit.source.")}
             assert not names & forbidden, f"{path.name} imports {sorted(names & forbidden)}"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from source_helpers import GENERATOR
+from tests.source.test_serving_in_workers import _parsed_by_the_index
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files, lint_source
 
@@ -379,16 +380,7 @@ def test_the_summary_cache_keeps_serving_facts_and_changes_no_answer(voc: Path, 
     files = _files([voc / "voc"])
     cold = lint_files(files, RunOptions(cache=False)).findings
     first = lint_files(files, RunOptions()).findings
-    from wnaudit.source.serving import index
-
-    parsed: list[Path] = []
-    original = index.read_serving_facts
-
-    def counting(data, path, module, is_package):
-        parsed.append(module)
-        return original(data, path, module, is_package)
-
-    monkeypatch.setattr(index, "read_serving_facts", counting)
+    parsed = _parsed_by_the_index(monkeypatch)
     warm = lint_files(files, RunOptions()).findings
     assert cold == first == warm and [f.code for f in warm] == ["WN110"]
     assert parsed == []  # every file's serving facts came from the cache

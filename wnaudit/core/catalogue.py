@@ -258,6 +258,8 @@ EVAL_LOADING_BASES: frozenset[str] = frozenset({
     "diffusers.ModelMixin", "diffusers.models.ModelMixin", "diffusers.models.modeling_utils.ModelMixin",
     "huggingface_hub.PyTorchModelHubMixin", "huggingface_hub.hub_mixin.PyTorchModelHubMixin",
 })
+#: Methods through which a subclass overrides the loading those bases do for it (then its own code is read).
+OWN_LOADING_METHODS: frozenset[str] = frozenset({"from_pretrained", "_from_pretrained"})
 #: Model methods that Python or torch call without the project naming them.
 IMPLICITLY_CALLED_METHODS: frozenset[str] = frozenset({
     "__init__", "__call__", "forward", "__enter__", "__exit__", "__post_init__", "__new__", "__setstate__",

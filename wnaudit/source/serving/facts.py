@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterable, TypeAlias
+from typing import Iterable, KeysView, TypeAlias
 
 from ...common.gc_pause import cyclic_gc_paused
 from ...core import catalogue
@@ -177,9 +177,8 @@ class ServingFacts:
     guarded_calls: set[tuple[str, str, str]] = field(default_factory=set)
     #: ``x.<method>(..., <keyword>=<true constant>)``: (method, keyword) for every such call.
     flag_calls: set[tuple[str, str]] = field(default_factory=set)
-    #: Functions that train (an optimizer, ``backward()``, ``train()``): their ``eval()`` is validation.
-    training_scopes: set[int] = field(default_factory=set)
-    #: Those functions' names (qualified; the module's name at module level), for a message to name them.
+    #: Functions that train (an optimizer, ``backward()``, ``train()``; their ``eval()`` is validation), by
+    #: scope, with their names (qualified; the module's name at module level) for a message to name them.
     training_names: dict[int, str] = field(default_factory=dict)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
     folding_scopes: set[int] = field(default_factory=set)
@@ -197,6 +196,11 @@ class ServingFacts:
     table_entries: dict[str, list[str]] = field(default_factory=dict)
     #: Directories the file tells Hydra to read configs from (``initialize(config_path="../configs")``), as written.
     config_dirs: list[str] = field(default_factory=list)
+
+    @property
+    def training_scopes(self) -> KeysView[int]:
+        """The functions that train, by scope number (``training_names``' keys)."""
+        return self.training_names.keys()
 
 
 #: Members a name is used for: a tuple while few (most names: one), a set past ``_FEW_MEMBERS`` (an empty set alone is
@@ -877,7 +881,6 @@ class _Linker:
         self._note_callees(node, names, frame, guard)
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
-            self.facts.training_scopes.add(frame.number)
             self.facts.training_names[frame.number] = frame.scope.qualname
         self._note_registration(node, frame)
         self._note_config_dirs(node, names)

@@ -26,8 +26,9 @@ def _facts(value: Any) -> ServingFacts:
 #: Bumped when what ``facts.py`` records changes (2: parameter effects, what code uses of a model;
 #: 3: the module's ``__main__`` blocks and the functions only they name; 4: mappings of parts as classes,
 #: ``self.<method>(...)`` results, classes chosen from a table; 6: the function of each attribute call, the
-#: names of training functions; 7: registries: class decorators, registrars, table entries, registrations by call).
-_VERSION = 7
+#: names of training functions; 7: registries: class decorators, registrars, table entries, registrations by call; 8: training functions kept
+#: once, by scope with their names).
+_VERSION = 8
 SERVING_FACTS = Kind("serving", sharded=False, check=_facts)
 
 

@@ -57,8 +57,6 @@ _FOLD_WORDS = tuple(sorted({
 
 #: The builtin that fetches a class from a module by a string (``getattr(models, cfg.name)``).
 _FETCH = "getattr"
-#: Methods through which a class overrides the loading its library base does for it.
-_OWN_LOADERS = frozenset({"from_pretrained", "_from_pretrained"})
 
 
 @dataclass(frozen=True)
@@ -285,13 +283,18 @@ class ServingIndex:
         return self._mentioning(pool, {name})
 
     def _mentioning(self, pool: _Pool, names: set[str]) -> list[Path]:
-        return [file for file, found in pool.mentions.items() if found & names]
+        """The pool files that mention any of ``names`` (searched before), in path order.
+
+        ``pool.mentions`` fills in the order the run's searches came, which
+        depends on what else it linted: the order here must not.
+        """
+        return sorted((file for file, found in pool.mentions.items() if found & names), key=str)
 
     def imports(self, file: Path, module: str) -> bool:
         """Does a file of ``file``'s project (its walk leaves tests out) import ``module``? WN110's fix: is wnaudit a dependency."""
         pool = self._pool(file)
         self._search(pool, [module])
-        for path in sorted(self._mentioning(pool, {module})):
+        for path in self._mentioning(pool, {module}):
             data = self._read(path)
             if data is not None and module in _imported_modules(data):
                 return True
@@ -1274,7 +1277,7 @@ class ServingIndex:
         read as code, like any loader.  The site is the class itself; the load
         happens in the library, so no statement of the project follows it.
         """
-        if _OWN_LOADERS & cls.methods.keys():
+        if catalogue.OWN_LOADING_METHODS & cls.methods.keys():
             return None  # the class loads through its own code, read like any loader
         for base in cls.bases:
             if base in catalogue.EVAL_LOADING_BASES and not self._resolved_all(key[0], (base,)):
