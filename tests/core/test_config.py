@@ -303,3 +303,12 @@ def test_slashed_patterns_match_paths_relative_to_the_config_root(tmp_path):
     (tmp_path / "generated" / "b.py").write_text("x = 1\n")
     found = discover([tmp_path], Config(extend_exclude=("pkg/generated",), root=tmp_path))
     assert [p.name for p in found.sources] == ["b.py"]
+
+
+def test_serving_entries_are_read_and_checked(tmp_path):
+    """``serving`` declares the entry points WN110 checks and ``probe`` calls: ``module:callable`` each."""
+    (tmp_path / "pyproject.toml").write_text('[tool.wnaudit]\nserving = ["pkg.serve:load_vocoder", "app:Server.load"]\n')
+    assert load_config([tmp_path]).serving == ("pkg.serve:load_vocoder", "app:Server.load")
+    (tmp_path / "pyproject.toml").write_text('[tool.wnaudit]\nserving = ["pkg/serve.py"]\n')
+    with pytest.raises(ConfigError, match=r"serving: 'pkg/serve.py' is not an entry point"):
+        load_config([tmp_path])

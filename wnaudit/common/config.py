@@ -113,6 +113,10 @@ class Config:
     #: "wnaudit" (``wnaudit.fold_weight_norm``), "local" (a torch-only fold added to the file), or
     #: "auto" (wnaudit where the project already imports it, else local: a fix adds no dependency).
     fix_fold: str = "auto"
+    #: ``serving``: declared serving entry points (``"pkg.module:callable"``), each the code that
+    #: builds or loads a model for inference. WN110 checks each and puts its fold there; ``wnaudit
+    #: probe`` with no target calls them. Never imported by the lint: only ``probe`` runs them.
+    serving: tuple[str, ...] = ()
 
     @property
     def source_roots(self) -> tuple[Path, ...]:
@@ -446,6 +450,18 @@ def _directories(value: Any, where: str) -> tuple[str, ...]:
     return tuple(_expect_strings(value, where))
 
 
+#: ``pkg.module:callable`` (dotted module, then a dotted attribute path): a serving entry point.
+_ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _entries(value: Any, where: str) -> tuple[str, ...]:
+    entries = _expect_strings(value, where)
+    for entry in entries:
+        if not _ENTRY.fullmatch(entry):
+            raise ConfigError(f"{where}: {entry!r} is not an entry point; expected 'package.module:function'")
+    return tuple(entries)
+
+
 def _schema(known: Collection[str] | None) -> dict[str, tuple[str, Callable[[Any, str], Any]]]:
     """TOML key -> (Config field, parser).  A new setting is one line here and one field above."""
     return {
@@ -460,6 +476,7 @@ def _schema(known: Collection[str] | None) -> dict[str, tuple[str, Callable[[Any
         "max-source-bytes": ("max_source_bytes", _byte_count),
         "src": ("src", _directories),
         "fix-fold": ("fix_fold", _fix_fold),
+        "serving": ("serving", _entries),
     }
 
 
