@@ -64,11 +64,25 @@ def test_every_kind_is_stored_in_the_one_format(tmp_path: Path, cache_dir: Path)
             assert b"pickle" not in path.read_bytes()
 
 
-def test_warm_runs_give_the_cold_answer(tmp_path: Path, cache_dir: Path) -> None:
+def test_warm_runs_give_the_cold_answer(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm answer is the cold one, and it comes from the store: the syntax verdict, the summaries and the
+    derived record are hits (that record answers for the byte and serving facts it rests on: those are not asked)."""
     paths = _project(tmp_path)
     cold = _answer(paths, cache=False)
     assert _answer(paths) == cold  # writes every kind
+    stores: list[CacheStore] = []
+    real_open = CacheStore.open.__func__  # type: ignore[attr-defined]
+
+    def recording(cls: type[CacheStore], enabled: bool = True) -> CacheStore | None:
+        opened = real_open(cls, enabled)
+        if opened is not None:
+            stores.append(opened)
+        return opened
+
+    monkeypatch.setattr(CacheStore, "open", classmethod(recording))
     assert _answer(paths) == cold  # reads every kind
+    hits = {kind for opened in stores for kind, count in opened.hits.items() if count}
+    assert hits == {"syntax", "summary", "derived"}
 
 
 def test_warm_cli_output_is_the_cold_output(tmp_path: Path, cache_dir: Path) -> None:

@@ -122,7 +122,11 @@ def test_what_compiles_quietly_builds_a_tree_at_the_same_stack_depth(shape: str)
     while low < high - 1:
         middle = (low + high) // 2
         low, high = (middle, high) if analyse.compiles_quietly(NESTING[shape](middle), "m.py") else (low, middle)
+    assert low >= 50, f"the compiler accepts {shape} nested only {low} deep: compiles_quietly refuses plain code"
+    accepted = 0
     for depth in range(max(1, low - 25), low + 3):
         text = NESTING[shape](depth)
         if analyse.compiles_quietly(text, "m.py"):
             parse_syntax(text, "m.py")  # called from here, as deep as the compiler was: must not raise
+            accepted += 1
+    assert accepted >= 20  # the depths just below the compiler's limit were all tried
