@@ -41,7 +41,8 @@ def test_an_interrupted_multi_file_fix_is_finished_by_the_next_run(tmp_path: Pat
     assert fixed_text != BUGGY and not expected.findings
 
     def crash(step: str) -> None:  # after the first rename, before the second: the process dies
-        raise KeyboardInterrupt
+        if step == "applied_one":
+            raise KeyboardInterrupt
 
     monkeypatch.setattr(apply, "_after_rename", crash)
     with pytest.raises(KeyboardInterrupt):
