@@ -105,3 +105,26 @@ def test_two_fixes_at_once_both_exit_0_when_every_file_ends_fixed(tmp_path: Path
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert all("remaining" not in out or " 0 remaining" in out for out, _ in outputs)
     assert not engine.lint_files(sorted((tmp_path / "src").glob("*.py")), RunOptions(jobs=1, cache=False)).findings
+
+
+@pytest.mark.parametrize("which", ["journal", "staged"])
+def test_links_planted_at_the_old_predictable_names_are_never_written_through(tmp_path: Path, which: str) -> None:
+    """Issue 36: the journal's temporary name carried the pid (``...-PID.wnaudit-journal.new``), so did a staged file's."""
+    paths = _tree(tmp_path / "src")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pid = os.getpid()
+    if which == "journal":
+        planted = [tmp_path / "src" / f".{apply.OWNER_PREFIX}{pid}{apply.journal.JOURNAL_SUFFIX}.new"]
+    else:
+        planted = [path.with_name(f".{path.name}.{pid}{apply.journal.STAGED_SUFFIX}") for path in paths]
+    victims = []
+    for number, link in enumerate(planted):
+        victim = outside / f"victim{number}"
+        victim.write_text("outside the tree")
+        link.symlink_to(victim)
+        victims.append(victim)
+    result = _fix(paths)
+    assert not result.errors and not result.findings
+    assert [victim.read_text() for victim in victims] == ["outside the tree"] * len(victims)
+    assert [p.read_text() for p in paths] != [BUGGY] * 3
