@@ -151,6 +151,8 @@ def test_signal_during_the_renames_waits_until_the_set_is_complete(tmp_path):
     assert done.returncode == 143, done.stderr
     _assert_folded_exactly(index, "safetensors", state)
     assert _debris(tmp_path) == []
+    # Issue 36: the message says what is on the disk: the whole set, named.
+    assert "interrupted by SIGTERM: fixed 3 files before stopping" in done.stderr and index.name in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("which", ["journal", "staged"])

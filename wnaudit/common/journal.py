@@ -427,22 +427,28 @@ def remove_dead_staged(directory: Path) -> int:
     A staged file is wnaudit's by its name (:func:`staged_owner`) and a leftover
     when its process no longer runs, or when it is older than :data:`STALE_SECONDS`
     (its process id reused).  Call it after honouring the directory's journals:
-    a committed fix's staged files are the journal's to rename.
+    while any journal is still there (refused, or another run's), its staged
+    files are the journal's, and nothing is removed.
     """
+    try:
+        with os.scandir(directory) as found:
+            entries = list(found)
+    except OSError:
+        return 0
+    if any(entry.name.endswith(JOURNAL_SUFFIX) for entry in entries):
+        return 0
     removed = 0
     now = time.time()
-    with contextlib.suppress(OSError), os.scandir(directory) as entries:
-        for entry in entries:
-            pid = staged_owner(entry.name)
-            if pid is None or pid == os.getpid():
+    for entry in entries:
+        pid = staged_owner(entry.name)
+        if pid is None or pid == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if process_alive(pid) and now - entry.stat(follow_symlinks=False).st_mtime < STALE_SECONDS:
                 continue
-            with contextlib.suppress(OSError):
-                info = entry.stat(follow_symlinks=False)
-                if process_alive(pid) and now - info.st_mtime < STALE_SECONDS:
-                    continue
-                os.unlink(entry.path)
-                removed += 1
-                logger.info("removed %s, left by an interrupted wnaudit run", entry.path)
+            os.unlink(entry.path)
+            removed += 1
+            logger.info("removed %s, left by an interrupted wnaudit run", entry.path)
     return removed
 
 
