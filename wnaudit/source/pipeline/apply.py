@@ -128,7 +128,22 @@ def try_rewrite(
 
 def journal_directory(paths: Sequence[str]) -> Path:
     """Where a run over ``paths`` keeps its journal: the deepest directory holding every one (symlinks resolved)."""
-    return Path(os.path.commonpath([os.path.dirname(os.path.realpath(p)) for p in paths]))
+    return Path(os.path.commonpath(_real_directories(paths)))
+
+
+def _real_directories(paths: Sequence[str]) -> list[str]:
+    """The real directory of each file, once each: a directory is resolved once, a symlinked file on its own."""
+    resolved: dict[str, str] = {}
+    out: dict[str, None] = {}
+    for path in paths:
+        if os.path.islink(path):
+            out[os.path.dirname(os.path.realpath(path))] = None
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in resolved:
+            resolved[folder] = os.path.realpath(folder)
+        out[resolved[folder]] = None
+    return list(out)
 
 
 def commit(changes: Sequence[Change], run_paths: Sequence[str]) -> list[Change]:
@@ -274,10 +289,11 @@ def tree_folders(run_paths: Sequence[str]) -> list[Path]:
     """
     if not run_paths:
         return []
-    top = journal_directory(run_paths)
+    directories = _real_directories(run_paths)
+    top = Path(os.path.commonpath(directories))
     folders: dict[Path, None] = {top: None}
-    for path in run_paths:
-        folder = Path(os.path.dirname(os.path.realpath(path)))
+    for directory in directories:
+        folder = Path(directory)
         while folder not in folders and folder != folder.parent:
             folders[folder] = None
             folder = folder.parent
