@@ -307,3 +307,27 @@ def test_staged_files_of_dead_or_long_gone_runs_are_removed_and_others_kept(tmp_
     _plant(tmp_path, [])  # while a journal is there, its staged files are its own
     other = _stage(tmp_path, "a.bin", b"x", dead)
     assert journal_module.remove_dead_staged(tmp_path) == 0 and other.exists()
+
+
+def test_targets_left_alone_are_dropped_from_the_journal_before_their_staged_files(tmp_path, monkeypatch):
+    """Issue 36: a crash after a skipped rename must never roll that stale staged file forward."""
+    owner = _model(tmp_path)
+    pairs = [(_stage(tmp_path, name, b"new " + name.encode()), tmp_path / name) for name in ("a.bin", "b.bin")]
+    journal = write_journal(owner, pairs)
+    seen: list[list[str]] = []
+    real_store = journal_module._store
+
+    def store(written):  # type: ignore[no-untyped-def]
+        assert written.entries, "a journal listing no file would be refused by every later run"
+        real_store(written)
+
+    def replaceable(entry):  # type: ignore[no-untyped-def]
+        on_disk = json.loads(journal.path.read_text())["files"] if journal.path.exists() else []
+        seen.append([item["target"] for item in on_disk])
+        return False  # another writer changed both
+
+    monkeypatch.setattr(journal_module, "_store", store)
+    assert apply_journal(journal, None, replaceable) == 0
+    assert seen == [["a.bin", "b.bin"], ["b.bin"]]
+    assert not journal.path.exists() and not list(tmp_path.glob("*.wnaudit-staged"))
+    assert (tmp_path / "a.bin").read_bytes() == b"old a.bin"

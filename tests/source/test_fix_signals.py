@@ -248,3 +248,18 @@ def test_a_plain_audit_warns_of_a_source_fix_interrupted_between_its_renames(tmp
     warned = [e for e in audit.errors if "interrupted --fix" in e.message]
     assert len(warned) == 1 and "run wnaudit --fix" in warned[0].message and "\n" not in warned[0].message
     assert not _fix(paths).findings and _stray(tmp_path / "src") == []
+
+
+def test_a_set_whose_every_file_changed_before_its_rename_leaves_no_journal(tmp_path, monkeypatch):
+    paths = _tree(tmp_path / "src", 2)
+
+    def other_writer(step: str) -> None:  # the journal is written: both files change before either rename
+        if step == "journaled":
+            for path in paths:
+                path.write_text(OTHER)
+
+    monkeypatch.setattr(apply, "_after_rename", other_writer)
+    result = _fix(paths)
+    assert [p.read_text() for p in paths] == [OTHER] * 2 and not result.fixed and not result.errors
+    assert _stray(tmp_path / "src") == []
+    assert not _fix(paths).errors  # nothing refused afterwards

@@ -128,3 +128,16 @@ def test_links_planted_at_the_old_predictable_names_are_never_written_through(tm
     assert not result.errors and not result.findings
     assert [victim.read_text() for victim in victims] == ["outside the tree"] * len(victims)
     assert [p.read_text() for p in paths] != [BUGGY] * 3
+
+
+def test_discard_journal_removes_a_refused_source_journal_and_the_fix_proceeds(tmp_path: Path) -> None:
+    """Issue 36: the refusal says to rerun with --discard-journal; that must remove it."""
+    paths = _tree(tmp_path / "src")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    planted = tmp_path / "src" / f".{apply.OWNER_PREFIX}{dead.pid}{apply.journal.JOURNAL_SUFFIX}"
+    planted.write_text('{"format": "wnaudit-journal", "version": 2, "owner": "x", "pid": %d, "files": []}' % dead.pid)
+    assert "--discard-journal" in _fix(paths).errors[0].message
+    result = engine.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True, discard_journal=True))
+    assert not result.errors and not result.findings and not planted.exists()
+    assert not [p for p in (tmp_path / "src").iterdir() if p.name.startswith(".")]

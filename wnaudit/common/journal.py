@@ -360,7 +360,10 @@ def apply_journal(journal: Journal, step: Callable[[str], None] | None = None, r
             continue
         if replaceable is not None and not replaceable(entry):
             remaining.remove(entry)
-            _store(Journal(journal.path, journal.owner, journal.pid, tuple(remaining)))
+            if remaining:
+                _store(Journal(journal.path, journal.owner, journal.pid, tuple(remaining)))
+            else:  # nothing left to finish: a journal listing no file would only be refused
+                journal.path.unlink()
             staged.unlink()
             continue
         os.replace(staged, target)
