@@ -3,20 +3,28 @@
 Every new content is analysed before anything is written (it must still be
 Python, and the fixer must have changed it), and a file whose bytes changed
 since the scan read them is left alone (another run, or an editor, got there
-first: the final re-lint from the disk says what remains).  Then, with
-``--fix``, all the new contents are written or none is:
+first: the final re-lint from the disk says what remains).  That check holds
+up to each file's rename: right before it, under the transaction, the file
+must still hold the bytes the fix was made from, and have one name (a hard
+link would keep the old text); otherwise it is left alone with one warning
+line.  Then, with ``--fix``, all the new contents are written or none is
+(``common.journal.commit``, the front-end the sharded checkpoint uses too):
 
-1. each goes to a staged file beside its target (``common.journal``'s exact
-   name for this process), flushed and fsynced;
+1. each goes to a staged file beside its target (``common.journal``'s
+   unpredictable name for this process, created exclusively), flushed and fsynced;
 2. the journal naming every (staged file, target) pair with the staged
    digests is written: the commit point;
 3. the staged files are renamed over their targets, and the journal removed.
 
-An interruption before 2 leaves every file untouched (the staged files are
-removed when the process can still do it); after 2 the next ``--fix`` run
-finishes the renames (``recover``), so every file ends fixed.  A journal is
-honoured only as ``common.journal`` allows (its owner, the run's files as
-targets, exact staged names and digests, a dead writer).
+SIGINT/SIGTERM are held from 2 to the end of 3: the set finishes, then the run
+ends with the signal's status, naming the files fixed.  An interruption before
+2 leaves every file untouched (the staged files are removed when the process
+can still do it; after SIGKILL the next ``--fix`` removes them); a crash after 2
+is finished by the next ``--fix`` (``recover``), so every file ends fixed, and
+an audit meanwhile says so (``pending``).  A run looks for journals and staged
+files only inside its tree (``tree_folders``), and honours a journal only as
+``common.journal`` allows (its owner, the run's files as targets, staged names
+and digests, a dead writer).
 """
 
 from __future__ import annotations
