@@ -61,8 +61,11 @@ MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 DISCARD_HINT = "rerun with --discard-journal to delete it"
 
 _HEX = frozenset("0123456789abcdef")
-#: A staged file: ``.TARGET.PID.TOKEN.wnaudit-staged`` (``.TARGET.PID.wnaudit-staged`` before tokens).
-_STAGED = re.compile(r"^\.(?P<tail>.+?)\.(?P<pid>\d+)(?:\.(?P<token>[0-9a-f]{16}))?" + re.escape(STAGED_SUFFIX) + "$", re.S)
+#: A staged file: ``.TARGET.PID.TOKEN.wnaudit-staged``, and ``.TARGET.PID.wnaudit-staged`` from before tokens.
+_STAGED_FORMS = (
+    re.compile(r"^\.(?P<tail>.+)\.(?P<pid>\d+)\.[0-9a-f]{16}" + re.escape(STAGED_SUFFIX) + "$", re.DOTALL),
+    re.compile(r"^\.(?P<tail>.+)\.(?P<pid>\d+)" + re.escape(STAGED_SUFFIX) + "$", re.DOTALL),
+)
 #: A staged file older than this is a leftover even if its process id was reused by a live process.
 STALE_SECONDS = 24 * 3600
 
@@ -119,17 +122,19 @@ def staged_path(target: Path, pid: int | None = None) -> Path:
 def is_staged_name(staged: str, target: str, pid: int) -> bool:
     """Whether ``staged`` (relative) is a name wnaudit gives ``target`` for process ``pid``, beside it."""
     head, tail = os.path.split(staged)
-    found = _STAGED.match(tail)
-    return (
-        found is not None and head == os.path.dirname(target) and found["tail"] == os.path.basename(target)
-        and found["pid"] == str(pid)
+    return head == os.path.dirname(target) and any(
+        (found := form.match(tail)) is not None and found["tail"] == os.path.basename(target) and found["pid"] == str(pid)
+        for form in _STAGED_FORMS
     )
 
 
 def staged_owner(name: str) -> int | None:
     """The process id in a staged file's name, or None when ``name`` is not one of wnaudit's staged files."""
-    found = _STAGED.match(name)
-    return int(found["pid"]) if found is not None else None
+    for form in _STAGED_FORMS:
+        found = form.match(name)
+        if found is not None:
+            return int(found["pid"])
+    return None
 
 
 def file_digest(path: Path) -> str:

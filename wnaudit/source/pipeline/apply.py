@@ -37,7 +37,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ...common import interrupts, journal
-from ...common.atomic import atomic_write_bytes, process_alive, random_token, staged_writer
+from ...common.atomic import (
+    atomic_write_bytes,
+    process_alive,
+    random_token,
+    staged_writer,
+)
 from ...common.findings import InputError
 from .. import notebook
 from ..fixer import FixError, apply_fixes
