@@ -74,8 +74,15 @@ def held() -> Iterator[None]:
     _held += 1
     try:
         yield
-    finally:
+    except Exception as error:
         _held -= 1
+        if not _held and received is not None:  # the block failed after a signal came: the signal still ends the run
+            raise Interrupted(received) from error
+        raise
+    except BaseException:
+        _held -= 1
+        raise
+    _held -= 1
     if not _held:
         raise_if_interrupted()
 
