@@ -151,3 +151,29 @@ def test_signal_during_the_renames_waits_until_the_set_is_complete(tmp_path):
     assert done.returncode == 143, done.stderr
     _assert_folded_exactly(index, "safetensors", state)
     assert _debris(tmp_path) == []
+    # Issue 36: the message says what is on the disk: the whole set, named.
+    assert "interrupted by SIGTERM: fixed 3 files before stopping" in done.stderr and index.name in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("which", ["journal", "staged"])
+def test_links_planted_at_the_old_predictable_names_are_never_written_through(tmp_path, capsys, which):
+    """Issue 36: the journal's temporary name was ``PATH.new``, a staged file's carried only the pid."""
+    model, outside = tmp_path / "model", tmp_path / "outside"
+    model.mkdir()
+    outside.mkdir()
+    index, state = _write_sharded(model, "modern", "safetensors")
+    victims = []
+    if which == "journal":
+        planted = [index.with_name(f".{index.name}.wnaudit-journal.new")]
+    else:
+        planted = [model / f".{name}.{os.getpid()}.wnaudit-staged" for name in sorted(p.name for p in model.iterdir())]
+    for number, link in enumerate(planted):
+        victim = outside / f"victim{number}"
+        victim.write_text("outside the tree")
+        link.symlink_to(victim)
+        victims.append(victim)
+    status, out, err = cli(capsys, "--fix", model)
+    assert status == 0, out + err
+    assert [victim.read_text() for victim in victims] == ["outside the tree"] * len(victims)
+    assert all(link.is_symlink() for link in planted)  # not ours: left as they are
+    _assert_folded_exactly(index, "safetensors", state)

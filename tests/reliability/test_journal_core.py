@@ -276,3 +276,58 @@ def test_apply_reports_each_step(tmp_path):
     steps: list[str] = []
     assert apply_journal(journal, steps.append) == 1
     assert steps == ["applied_one", "applied"]
+
+
+def test_a_link_planted_at_the_journals_name_is_replaced_not_written_through(tmp_path):
+    """Issue 36: wnaudit's own files are created exclusively; a link at their name is never followed."""
+    owner = _model(tmp_path)
+    victim = tmp_path.parent / f"{tmp_path.name}-victim"
+    victim.write_text("outside the tree")
+    journal_path(owner).symlink_to(victim)
+    written = write_journal(owner, [(_stage(tmp_path, "a.bin", b"new"), tmp_path / "a.bin")])
+    assert victim.read_text() == "outside the tree"
+    assert not written.path.is_symlink() and json.loads(written.path.read_text())["owner"] == OWNER
+    assert os.stat(written.path).st_mode & 0o777 == 0o600
+
+
+def test_staged_names_cannot_be_predicted(tmp_path):
+    names = {staged_path(tmp_path / "a.bin").name for _ in range(20)}
+    assert len(names) == 20 and all(f".a.bin.{os.getpid()}." in name for name in names)
+
+
+def test_staged_files_of_dead_or_long_gone_runs_are_removed_and_others_kept(tmp_path):
+    dead, alive = _dead_pid(), os.getppid()
+    old = _stage(tmp_path, "a.bin", b"x", dead)
+    reused = _stage(tmp_path, "b.bin", b"x", alive)  # a live pid, but a day old: the pid was reused
+    os.utime(reused, (0, 0))
+    running = _stage(tmp_path, OWNER, b"x", alive)  # another fix in progress
+    mine = _stage(tmp_path, "config.json", b"x")
+    assert journal_module.remove_dead_staged(tmp_path) == 2
+    assert not old.exists() and not reused.exists() and running.exists() and mine.exists()
+    _plant(tmp_path, [])  # while a journal is there, its staged files are its own
+    other = _stage(tmp_path, "a.bin", b"x", dead)
+    assert journal_module.remove_dead_staged(tmp_path) == 0 and other.exists()
+
+
+def test_targets_left_alone_are_dropped_from_the_journal_before_their_staged_files(tmp_path, monkeypatch):
+    """Issue 36: a crash after a skipped rename must never roll that stale staged file forward."""
+    owner = _model(tmp_path)
+    pairs = [(_stage(tmp_path, name, b"new " + name.encode()), tmp_path / name) for name in ("a.bin", "b.bin")]
+    journal = write_journal(owner, pairs)
+    seen: list[list[str]] = []
+    real_store = journal_module._store
+
+    def store(written):  # type: ignore[no-untyped-def]
+        assert written.entries, "a journal listing no file would be refused by every later run"
+        real_store(written)
+
+    def replaceable(entry):  # type: ignore[no-untyped-def]
+        on_disk = json.loads(journal.path.read_text())["files"] if journal.path.exists() else []
+        seen.append([item["target"] for item in on_disk])
+        return False  # another writer changed both
+
+    monkeypatch.setattr(journal_module, "_store", store)
+    assert apply_journal(journal, None, replaceable) == 0
+    assert seen == [["a.bin", "b.bin"], ["b.bin"]]
+    assert not journal.path.exists() and not list(tmp_path.glob("*.wnaudit-staged"))
+    assert (tmp_path / "a.bin").read_bytes() == b"old a.bin"

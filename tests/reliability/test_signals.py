@@ -196,3 +196,16 @@ def test_sigterm_at_real_times_never_leaves_debris(tmp_path):
             assert not any("parametrizations" in key for key in load_file(path))
             assert torch.equal(load_file(path)["huge.table"], state["huge.table"])
             path.write_bytes(before)
+
+
+def test_a_signal_held_during_renames_that_then_fail_still_ends_the_run(monkeypatch):
+    """Issue 36: a signal recorded while a set of renames is held is never swallowed by the renames' own error."""
+    from wnaudit.common import interrupts
+
+    monkeypatch.setattr(interrupts, "received", None)
+    with pytest.raises(interrupts.Interrupted) as caught:
+        with interrupts.held():
+            interrupts.interrupt(signal.SIGTERM)  # what the CLI's handler does while held: only recorded
+            raise OSError("rename failed")
+    assert caught.value.code == 143 and isinstance(caught.value.__cause__, OSError)
+    assert not interrupts.is_held()

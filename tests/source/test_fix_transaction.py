@@ -41,7 +41,8 @@ def test_an_interrupted_multi_file_fix_is_finished_by_the_next_run(tmp_path: Pat
     assert fixed_text != BUGGY and not expected.findings
 
     def crash(step: str) -> None:  # after the first rename, before the second: the process dies
-        raise KeyboardInterrupt
+        if step == "applied_one":
+            raise KeyboardInterrupt
 
     monkeypatch.setattr(apply, "_after_rename", crash)
     with pytest.raises(KeyboardInterrupt):
@@ -104,3 +105,39 @@ def test_two_fixes_at_once_both_exit_0_when_every_file_ends_fixed(tmp_path: Path
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert all("remaining" not in out or " 0 remaining" in out for out, _ in outputs)
     assert not engine.lint_files(sorted((tmp_path / "src").glob("*.py")), RunOptions(jobs=1, cache=False)).findings
+
+
+@pytest.mark.parametrize("which", ["journal", "staged"])
+def test_links_planted_at_the_old_predictable_names_are_never_written_through(tmp_path: Path, which: str) -> None:
+    """Issue 36: the journal's temporary name carried the pid (``...-PID.wnaudit-journal.new``), so did a staged file's."""
+    paths = _tree(tmp_path / "src")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    pid = os.getpid()
+    if which == "journal":
+        planted = [tmp_path / "src" / f".{apply.OWNER_PREFIX}{pid}{apply.journal.JOURNAL_SUFFIX}.new"]
+    else:
+        planted = [path.with_name(f".{path.name}.{pid}{apply.journal.STAGED_SUFFIX}") for path in paths]
+    victims = []
+    for number, link in enumerate(planted):
+        victim = outside / f"victim{number}"
+        victim.write_text("outside the tree")
+        link.symlink_to(victim)
+        victims.append(victim)
+    result = _fix(paths)
+    assert not result.errors and not result.findings
+    assert [victim.read_text() for victim in victims] == ["outside the tree"] * len(victims)
+    assert [p.read_text() for p in paths] != [BUGGY] * 3
+
+
+def test_discard_journal_removes_a_refused_source_journal_and_the_fix_proceeds(tmp_path: Path) -> None:
+    """Issue 36: the refusal says to rerun with --discard-journal; that must remove it."""
+    paths = _tree(tmp_path / "src")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    planted = tmp_path / "src" / f".{apply.OWNER_PREFIX}{dead.pid}{apply.journal.JOURNAL_SUFFIX}"
+    planted.write_text('{"format": "wnaudit-journal", "version": 2, "owner": "x", "pid": %d, "files": []}' % dead.pid)
+    assert "--discard-journal" in _fix(paths).errors[0].message
+    result = engine.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True, discard_journal=True))
+    assert not result.errors and not result.findings and not planted.exists()
+    assert not [p for p in (tmp_path / "src").iterdir() if p.name.startswith(".")]

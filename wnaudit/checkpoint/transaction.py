@@ -6,7 +6,8 @@ and an index that still names the unfolded keys; a weight whose g and v lived
 in different shards is then lost.  So a fix of several files runs in phases:
 
 1. **stage**: every new file is written beside its target under a staged name
-   (``.NAME.PID.wnaudit-staged``), fsynced and verified.  A failure removes
+   (``.NAME.PID.TOKEN.wnaudit-staged``, created exclusively under a random
+   token), fsynced and verified.  A failure removes
    every staged file; nothing else was touched.
 2. **commit**: the journal ``.INDEX.wnaudit-journal`` beside the index lists
    each staged file, its target and the staged file's SHA-256
@@ -32,14 +33,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable, Collection, Iterator
 
 from ..common import journal as journals
-from ..common.atomic import Verifier, process_alive, resolve_target, staged_writer
-from ..common.interrupts import held
+from ..common.atomic import Verifier, resolve_target, staged_writer
 from .errors import CheckpointError
 
 logger = logging.getLogger(__name__)
@@ -81,18 +80,13 @@ class Transaction:
 
     def discard(self) -> None:
         """Remove every staged file (the originals were never touched)."""
-        for staged, _ in self.staged:
-            with contextlib.suppress(FileNotFoundError):
-                staged.unlink()
+        journals.remove_staged(self.staged)
         self.staged.clear()
 
     def commit(self) -> None:
         """Journal the set, then rename every staged file over its target; signals wait till the end."""
-        with held():  # SIGINT/SIGTERM wait until the set is complete
-            journal = journals.write_journal(self.index, self.staged)
-            _fault("journaled")
-            journals.apply_journal(journal, _fault)
-            self.staged.clear()
+        journals.commit(self.index, self.staged, _fault)
+        self.staged.clear()
 
 
 def pending_journal(index: Path) -> Path | None:
@@ -132,7 +126,7 @@ def recover(index: Path, targets: Collection[str]) -> str | None:
     if journal is not None:
         journals.apply_journal(journal)
         done = f"finished an interrupted fix ({len(journal.entries)} files)"
-    removed = _remove_dead_staged(journals.real_owner(index).parent)
+    removed = journals.remove_dead_staged(journals.real_owner(index).parent)
     if removed and done is None:
         done = f"rolled back an interrupted fix (removed {removed} staged files)"
     if done is not None:
@@ -143,24 +137,10 @@ def recover(index: Path, targets: Collection[str]) -> str | None:
 def discard(index: Path) -> str | None:
     """``--discard-journal``: delete the index's journal unread, then roll back staged files of dead runs."""
     removed_journal = journals.discard_journal(Path(index))
-    removed = _remove_dead_staged(journals.real_owner(Path(index)).parent)
+    removed = journals.remove_dead_staged(journals.real_owner(Path(index)).parent)
     if removed_journal is None and not removed:
         return None
     done = f"discarded the journal {removed_journal.name}" if removed_journal is not None else "no journal to discard"
     done += f" and removed {removed} staged files" if removed else ""
     logger.warning("%s: %s", index, done)
     return done
-
-
-def _remove_dead_staged(directory: Path) -> int:
-    removed = 0
-    with contextlib.suppress(OSError):
-        for name in os.listdir(directory):
-            if not (name.startswith(".") and name.endswith(STAGED_SUFFIX)):
-                continue
-            pid = name[: -len(STAGED_SUFFIX)].rpartition(".")[2]
-            if pid.isdigit() and not process_alive(int(pid)):
-                with contextlib.suppress(OSError):
-                    (directory / name).unlink()
-                    removed += 1
-    return removed

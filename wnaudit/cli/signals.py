@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM end a run cleanly: temporary files removed, exit 130 / 143.
+"""SIGINT and SIGTERM end a run cleanly: temporary files removed, exit 130 / 143, and a true message.
 
 CI time-outs and ``docker stop`` send SIGTERM, a person presses Ctrl-C.  Both
 are turned into :class:`~wnaudit.common.interrupts.Interrupted` (a
@@ -6,8 +6,10 @@ are turned into :class:`~wnaudit.common.interrupts.Interrupted` (a
 where the run is, which unwinds
 through every open :func:`~wnaudit.common.atomic.atomic_writer`: its temporary
 file is removed and its target left as it was.  Files already replaced before
-the signal stay replaced, whole.  A second signal during that unwinding gets
-the default action.
+the signal stay replaced, whole.  A signal during the renames of a multi-file
+fix waits till the set is complete (:func:`~wnaudit.common.interrupts.held`);
+the message then names the files fixed.  A second signal during that unwinding
+gets the default action.
 """
 
 from __future__ import annotations
@@ -32,6 +34,22 @@ def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     interrupts.interrupt(signum)
 
 
+#: How many fixed files the message names before it says "and N more".
+_NAMED = 5
+
+
+def interrupted_message(signum: int, fixed: list[str]) -> str:
+    """The one line a signal ends the run with: what was written, as it is on the disk."""
+    name = signal.Signals(signum).name
+    if not fixed:
+        return f"wnaudit: interrupted by {name}: temporary files removed; files fixed before it are complete, the rest unchanged"
+    shown = ", ".join(fixed[:_NAMED]) + (f" and {len(fixed) - _NAMED} more" if len(fixed) > _NAMED else "")
+    return (
+        f"wnaudit: interrupted by {name}: fixed {len(fixed)} files before stopping ({shown}), each whole; "
+        "temporary files removed; every other file unchanged"
+    )
+
+
 @contextlib.contextmanager
 def interruptions_end_cleanly() -> Iterator[None]:
     """Within the block, SIGINT/SIGTERM raise :class:`Interrupted`; the old handlers come back after."""
@@ -39,18 +57,21 @@ def interruptions_end_cleanly() -> Iterator[None]:
         yield  # signal handlers can only be set from the main thread
         return
     previous = {signum: signal.getsignal(signum) for signum in EXIT_STATUS}
-    interrupts.received = None
+    interrupts.reset()
     try:
         for signum in EXIT_STATUS:
             signal.signal(signum, _raise_interrupted)
         yield
     except Interrupted as interrupted:
-        name = signal.Signals(interrupted.signum).name
-        write_stderr(
-            f"wnaudit: interrupted by {name}: temporary files removed; files fixed before it are complete, the rest unchanged"
-        )
+        write_stderr(interrupted_message(interrupted.signum, interrupts.fixed))
         raise
+    except Exception:
+        if interrupts.received is None:
+            raise
+        # Code that cleans up after the interruption (libcst's) raised its own error instead: still the signal.
+        write_stderr(interrupted_message(interrupts.received, interrupts.fixed))
+        raise Interrupted(interrupts.received) from None
     finally:
-        interrupts.received = None
+        interrupts.reset()
         for signum, handler in previous.items():
             signal.signal(signum, handler if handler is not None else signal.SIG_DFL)

@@ -60,8 +60,19 @@ def _default_mode() -> int:
 Verifier = Callable[[Path], None]
 
 
+#: Flags of every file wnaudit creates by name: exclusively, never through a link planted at the name.
+CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def random_token() -> str:
+    """16 random hex digits: part of every name wnaudit creates, so nobody can plant a link there first."""
+    return os.urandom(8).hex()
+
+
 @contextlib.contextmanager
-def atomic_writer(path: Path, *, mode: int | None = None, verify: Verifier | None = None) -> Iterator[BinaryIO]:
+def atomic_writer(
+    path: Path, *, mode: int | None = None, verify: Verifier | None = None, follow_links: bool = True,
+) -> Iterator[BinaryIO]:
     """Yield a binary stream; on clean exit it atomically replaces ``path``.
 
     ``mode`` defaults to the existing file's permission bits (or 0o666 masked
@@ -71,10 +82,13 @@ def atomic_writer(path: Path, *, mode: int | None = None, verify: Verifier | Non
 
     Where the filesystem supports it the file is created nameless
     (``O_TMPFILE``) and linked in only for the rename, so even SIGKILL leaves
-    no temporary file behind; elsewhere its name carries the process id, and
-    the next write beside the same target removes those a dead process left.
+    no temporary file behind; elsewhere its name carries the process id and a
+    random token (created with :data:`CREATE_FLAGS`), and the next write beside
+    the same target removes those a dead process left.  ``follow_links=False``
+    (wnaudit's own files, e.g. a journal): a link at ``path`` is replaced, never
+    written through.
     """
-    target = resolve_target(Path(path))
+    target = resolve_target(Path(path)) if follow_links else Path(os.path.abspath(path))
     directory = target.parent
     existing = _existing(target)
     if mode is None:
@@ -116,7 +130,7 @@ def staged_writer(target: Path, staged: Path, *, verify: Verifier | None = None)
     existing = _existing(target)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else _default_mode()
     try:
-        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(staged, CREATE_FLAGS, 0o600)
     except OSError as error:
         raise AtomicWriteError(error.errno, f"cannot create a file beside {target}: {error.strerror}") from error
     try:
@@ -131,11 +145,12 @@ def staged_writer(target: Path, staged: Path, *, verify: Verifier | None = None)
 
 
 def _existing(target: Path) -> os.stat_result | None:
-    """The file a write will replace, if there is one (its mode and owner are kept)."""
+    """The regular file a write will replace, if there is one (its mode and owner are kept); a link's are not."""
     try:
-        return target.stat()
+        info = target.lstat()
     except FileNotFoundError:
         return None
+    return info if stat.S_ISREG(info.st_mode) else None
 
 
 def _seal(handle: BinaryIO, written: Path, *, verify: Verifier | None, existing: os.stat_result | None, mode: int) -> None:
@@ -163,7 +178,7 @@ def fsync_directory(directory: Path) -> None:
 
 def temporary_name(target: Path, pid: int | None = None) -> Path:
     """A fresh hidden name beside ``target`` that says which process made it."""
-    token = os.urandom(4).hex()
+    token = random_token()
     return target.parent / f".{target.name}.{pid if pid is not None else os.getpid()}.{token}{TEMP_SUFFIX}"
 
 
@@ -180,7 +195,7 @@ def _create_temporary(target: Path, mode: int) -> tuple[int, Path | None]:
                 ) from error
     temp = temporary_name(target)
     try:
-        return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), temp
+        return os.open(temp, CREATE_FLAGS, 0o600), temp
     except OSError as error:
         raise AtomicWriteError(error.errno, f"cannot create a temporary file beside {target}: {error.strerror}") from error
 
@@ -241,7 +256,7 @@ def remove_stale_temporaries(target: Path) -> list[Path]:
         if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
             continue
         pid_text, _, token = name[len(prefix) : -len(TEMP_SUFFIX)].partition(".")
-        if not pid_text.isdigit() or len(token) != 8 or process_alive(int(pid_text)):
+        if not pid_text.isdigit() or len(token) not in (8, 16) or process_alive(int(pid_text)):
             continue
         stale = target.parent / name
         with contextlib.suppress(OSError):
@@ -271,9 +286,11 @@ def _fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, verify: Verifier | None = None) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, *, mode: int | None = None, verify: Verifier | None = None, follow_links: bool = True,
+) -> None:
     """Atomically replace ``path`` with ``data``."""
-    with atomic_writer(path, mode=mode, verify=verify) as handle:
+    with atomic_writer(path, mode=mode, verify=verify, follow_links=follow_links) as handle:
         handle.write(data)
 
 

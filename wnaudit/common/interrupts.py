@@ -20,6 +20,21 @@ EXIT_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 #: The signal that interrupted this run, once one has.
 received: int | None = None
 
+#: The files a multi-file fix of this run replaced (each whole), for the message a signal ends the run with.
+fixed: list[str] = []
+
+
+def note_fixed(paths: list[str]) -> None:
+    """Record files this run has replaced, so that an interruption says which (not a guess)."""
+    fixed.extend(paths)
+
+
+def reset() -> None:
+    """Forget the signal and the files fixed: a new run starts."""
+    global received
+    received = None
+    fixed.clear()
+
 
 class Interrupted(SystemExit):
     """The run was ended by a signal; ``code`` is the exit status (130 or 143).
@@ -59,8 +74,15 @@ def held() -> Iterator[None]:
     _held += 1
     try:
         yield
-    finally:
+    except Exception as error:
         _held -= 1
+        if not _held and received is not None:  # the block failed after a signal came: the signal still ends the run
+            raise Interrupted(received) from error
+        raise
+    except BaseException:
+        _held -= 1
+        raise
+    _held -= 1
     if not _held:
         raise_if_interrupted()
 

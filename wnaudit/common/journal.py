@@ -14,8 +14,9 @@ So a journal is honoured only when it can only finish what wnaudit started:
 - every target is one the caller says belongs to that owner (an index and its
   shards), named relative to the owner's directory: no absolute path, no
   ``..``, no NUL or control character, nothing that resolves outside;
-- every staged name is exactly the one wnaudit gives that target for the
-  writing process (``.TARGET.PID.wnaudit-staged`` beside the target);
+- every staged name is one wnaudit gives that target for the writing process
+  (``.TARGET.PID.TOKEN.wnaudit-staged`` beside the target, TOKEN 16 random hex
+  digits: nobody can plant a link at a name they cannot guess);
 - it records the SHA-256 of every staged file, and each staged file still
   present matches it (each one already renamed left that content at its target);
 - the process that wrote it is no longer running.
@@ -24,6 +25,11 @@ Anything else raises :class:`JournalRefused` before a single file is touched;
 the message is one line naming the journal and how to discard it
 (:func:`discard_journal`).  This module knows nothing of checkpoints or source
 files: callers say which targets an owner may have.
+
+Every file written here is created exclusively (``O_CREAT | O_EXCL |
+O_NOFOLLOW``, mode 0o600) under an unpredictable name, so a link planted
+beside the owner is never written through; :func:`commit` is the one
+front-end of a multi-file fix (journal, then renames, signals held).
 """
 
 from __future__ import annotations
@@ -33,12 +39,15 @@ import hashlib
 import json
 import logging
 import os
+import re
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from .atomic import fsync_directory, process_alive
+from . import interrupts
+from .atomic import atomic_write_bytes, fsync_directory, process_alive, random_token
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +61,13 @@ MAX_JOURNAL_BYTES = 16 * 1024 * 1024
 DISCARD_HINT = "rerun with --discard-journal to delete it"
 
 _HEX = frozenset("0123456789abcdef")
+#: A staged file: ``.TARGET.PID.TOKEN.wnaudit-staged``, and ``.TARGET.PID.wnaudit-staged`` from before tokens.
+_STAGED_FORMS = (
+    re.compile(r"^\.(?P<tail>.+)\.(?P<pid>\d+)\.[0-9a-f]{16}" + re.escape(STAGED_SUFFIX) + "$", re.DOTALL),
+    re.compile(r"^\.(?P<tail>.+)\.(?P<pid>\d+)" + re.escape(STAGED_SUFFIX) + "$", re.DOTALL),
+)
+#: A staged file older than this is a leftover even if its process id was reused by a live process.
+STALE_SECONDS = 24 * 3600
 
 
 class JournalRefused(Exception):
@@ -92,15 +108,33 @@ def journal_path(owner: Path) -> Path:
     return real.parent / f".{real.name}{JOURNAL_SUFFIX}"
 
 
-def staged_name(target: str, pid: int) -> str:
-    """The staged name wnaudit gives ``target`` (relative) for process ``pid``."""
+def staged_name(target: str, pid: int, token: str | None = None) -> str:
+    """A staged name wnaudit gives ``target`` (relative) for process ``pid``; ``token`` random unless given."""
     head, tail = os.path.split(target)
-    return os.path.join(head, f".{tail}.{pid}{STAGED_SUFFIX}")
+    return os.path.join(head, f".{tail}.{pid}.{random_token() if token is None else token}{STAGED_SUFFIX}")
 
 
 def staged_path(target: Path, pid: int | None = None) -> Path:
-    """The staged file beside ``target`` (absolute) for this process, or ``pid``."""
-    return target.parent / f".{target.name}.{os.getpid() if pid is None else pid}{STAGED_SUFFIX}"
+    """A fresh staged file name beside ``target`` (absolute) for this process, or ``pid``: nobody can predict it."""
+    return target.parent / staged_name(target.name, os.getpid() if pid is None else pid)
+
+
+def is_staged_name(staged: str, target: str, pid: int) -> bool:
+    """Whether ``staged`` (relative) is a name wnaudit gives ``target`` for process ``pid``, beside it."""
+    head, tail = os.path.split(staged)
+    return head == os.path.dirname(target) and any(
+        (found := form.match(tail)) is not None and found["tail"] == os.path.basename(target) and found["pid"] == str(pid)
+        for form in _STAGED_FORMS
+    )
+
+
+def staged_owner(name: str) -> int | None:
+    """The process id in a staged file's name, or None when ``name`` is not one of wnaudit's staged files."""
+    for form in _STAGED_FORMS:
+        found = form.match(name)
+        if found is not None:
+            return int(found["pid"])
+    return None
 
 
 def file_digest(path: Path) -> str:
@@ -134,25 +168,24 @@ def write_journal(owner: Path, pairs: Sequence[tuple[Path, Path]]) -> Journal:
     for staged, target in pairs:
         relative_target = _relative(directory, Path(os.path.realpath(target)))
         relative_staged = _relative(directory, Path(os.path.realpath(staged.parent)) / staged.name)
-        if relative_staged != staged_name(relative_target, pid):
+        if not is_staged_name(relative_staged, relative_target, pid):
             raise ValueError(f"{staged} is not the staged name of {target}")
         entries.append(JournalEntry(relative_staged, relative_target, file_digest(staged)))
     journal = Journal(path, real_owner(owner).name, pid, tuple(entries))
+    _store(journal)
+    return journal
+
+
+def _store(journal: Journal) -> None:
+    """Write the journal atomically: a nameless or random-named exclusive file, fsynced, renamed over its name."""
     document = {
         "format": FORMAT,
         "version": VERSION,
         "owner": journal.owner,
-        "pid": pid,
-        "files": [{"staged": e.staged, "target": e.target, "sha256": e.sha256} for e in entries],
+        "pid": journal.pid,
+        "files": [{"staged": e.staged, "target": e.target, "sha256": e.sha256} for e in journal.entries],
     }
-    temp = path.with_name(path.name + ".new")
-    with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(document, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
-    fsync_directory(directory)
-    return journal
+    atomic_write_bytes(journal.path, json.dumps(document).encode("utf-8"), mode=0o600, follow_links=False)
 
 
 def _relative(directory: Path, path: Path) -> str:
@@ -246,7 +279,7 @@ def _entry(directory: Path, item: Any, targets: set[str], pid: int) -> JournalEn
     if target not in targets:
         raise _Bad(f"it names the target {target!r}, which is not a file of this fix")
     staged = _checked_name(directory, item["staged"], "staged file")
-    if staged != staged_name(target, pid):
+    if not is_staged_name(staged, target, pid):
         raise _Bad(f"it names {staged!r}, which is not the staged name of {target!r}")
     digest = item["sha256"]
     if not isinstance(digest, str) or len(digest) != 64 or not set(digest) <= _HEX:
@@ -308,24 +341,41 @@ def _require_digest(path: Path, entry: JournalEntry, what: str) -> None:
         raise _Bad(f"the {what} {name!r} does not have the digest the journal records")
 
 
-def apply_journal(journal: Journal, step: Callable[[str], None] | None = None) -> int:
+#: Whether an entry's target may still be replaced (the caller's check, right before its rename).
+Replaceable = Callable[[JournalEntry], bool]
+
+
+def apply_journal(journal: Journal, step: Callable[[str], None] | None = None, replaceable: Replaceable | None = None) -> int:
     """Rename each staged file still present over its target, then remove the journal.
 
     Call :func:`check_files` first (:func:`finish` does).  ``step`` is called
     with ``"applied_one"`` after each rename and ``"applied"`` at the end (a
-    test seam).  Returns how many files were renamed.
+    test seam).  ``replaceable`` is asked right before each rename; a target it
+    refuses is left alone: the journal is rewritten without it first (so a
+    crash can never roll the stale staged file forward), then its staged file
+    is removed.  Returns how many files were renamed.
     """
     directories = {journal.directory}
     renamed = 0
+    remaining = list(journal.entries)
     for entry in journal.entries:
         staged = journal.directory / entry.staged
         target = journal.directory / entry.target
-        if os.path.lexists(staged):
-            os.replace(staged, target)
-            directories.add(target.parent)
-            renamed += 1
-            if step is not None:
-                step("applied_one")
+        if not os.path.lexists(staged):
+            continue
+        if replaceable is not None and not replaceable(entry):
+            remaining.remove(entry)
+            if remaining:
+                _store(Journal(journal.path, journal.owner, journal.pid, tuple(remaining)))
+            else:  # nothing left to finish: a journal listing no file would only be refused
+                journal.path.unlink()
+            staged.unlink()
+            continue
+        os.replace(staged, target)
+        directories.add(target.parent)
+        renamed += 1
+        if step is not None:
+            step("applied_one")
     for directory in directories:
         fsync_directory(directory)
     with contextlib.suppress(FileNotFoundError):
@@ -334,6 +384,80 @@ def apply_journal(journal: Journal, step: Callable[[str], None] | None = None) -
     if step is not None:
         step("applied")
     return renamed
+
+
+def commit(
+    owner: Path, pairs: Sequence[tuple[Path, Path]], step: Callable[[str], None] | None = None,
+    replaceable: Replaceable | None = None,
+) -> list[Path]:
+    """Journal the staged set (the commit point), then rename every staged file over its target.
+
+    The one front-end of a multi-file fix.  SIGINT/SIGTERM are held from the
+    journal to the last rename (:func:`wnaudit.common.interrupts.held`): a
+    signal there lets the set finish, then ends the run, and the run's message
+    names the files fixed (:func:`wnaudit.common.interrupts.note_fixed`).  A
+    failure before the journal is in place removes every staged file.  Returns
+    the targets replaced (``replaceable`` may leave some alone); ``step`` is
+    called with ``"journaled"`` and as :func:`apply_journal` says (a test seam).
+    """
+    with interrupts.held():
+        try:
+            journal = write_journal(owner, pairs)
+        except BaseException:
+            remove_staged(pairs)
+            raise
+        if step is not None:
+            step("journaled")
+        left: list[JournalEntry] = []
+
+        def still_replaceable(entry: JournalEntry) -> bool:
+            keep = replaceable(entry)  # type: ignore[misc]  # only installed when given
+            if not keep:
+                left.append(entry)
+            return keep
+
+        apply_journal(journal, step, still_replaceable if replaceable is not None else None)
+        replaced = [journal.directory / e.target for e in journal.entries if e not in left]
+        interrupts.note_fixed([str(path) for path in replaced])
+    return replaced
+
+
+def remove_staged(pairs: Sequence[tuple[Path, Path]]) -> None:
+    """Remove the staged files of a fix that never reached its commit point (the originals were never touched)."""
+    for staged, _ in pairs:
+        with contextlib.suppress(FileNotFoundError):
+            staged.unlink()
+
+
+def remove_dead_staged(directory: Path) -> int:
+    """Remove the staged files a dead (or long gone) wnaudit run left in ``directory``; returns how many.
+
+    A staged file is wnaudit's by its name (:func:`staged_owner`) and a leftover
+    when its process no longer runs, or when it is older than :data:`STALE_SECONDS`
+    (its process id reused).  Call it after honouring the directory's journals:
+    while any journal is still there (refused, or another run's), its staged
+    files are the journal's, and nothing is removed.
+    """
+    try:
+        with os.scandir(directory) as found:
+            entries = list(found)
+    except OSError:
+        return 0
+    if any(entry.name.endswith(JOURNAL_SUFFIX) for entry in entries):
+        return 0
+    removed = 0
+    now = time.time()
+    for entry in entries:
+        pid = staged_owner(entry.name)
+        if pid is None or pid == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            if process_alive(pid) and now - entry.stat(follow_symlinks=False).st_mtime < STALE_SECONDS:
+                continue
+            os.unlink(entry.path)
+            removed += 1
+            logger.info("removed %s, left by an interrupted wnaudit run", entry.path)
+    return removed
 
 
 def finish(owner: Path, targets: Collection[str]) -> Journal | None:

@@ -25,7 +25,7 @@ from .diff import unified_patch
 from .fixer import FixError, apply_fixes
 from .model import FileSummary
 from .pipeline.analyse import check_syntax, compiles_quietly, parse_syntax, summarize, summarize_at, syntax_message
-from .pipeline.apply import Files, apply_plan, commit, recover
+from .pipeline.apply import Files, apply_plan, commit, pending, recover
 from .pipeline.inputs import Inputs, gather_inputs
 from .pipeline.plan import FixPlan, plan_fixes
 from .pipeline.prefilter import Scanned
@@ -89,8 +89,10 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
 def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None]) -> RunResult:
     config, result = options.config, RunResult()
     inputs = gather_inputs(files, config.max_source_bytes)
-    if options.fix:
-        result.errors.extend(recover(inputs.names))  # a fix an interruption left half-renamed is finished first
+    if options.fix or options.discard_journal:  # a fix an interruption left half-renamed is finished first
+        result.errors.extend(recover(inputs.names, discard=options.discard_journal))
+    else:
+        result.errors.extend(pending(inputs.names))  # an audit says a fix was interrupted half-way
     workspace = cached_workspace(config, options.cache, inputs.files)
     try:
         found = scan(inputs, options, workspace)
@@ -127,7 +129,8 @@ def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace
         result.findings = placed(planned_findings(plan), inputs)
         return
     try:
-        commit(outcome.changes, list(found.given.values()))
+        left = {id(c) for change in commit(outcome.changes, list(found.given.values())) for c in change.applied}
+        fixed = [(path, candidate) for path, candidate in fixed if id(candidate) not in left]
     except OSError as error:
         result.errors.extend(InputError(c.path, f"cannot write the fix, file unchanged: {error}") for c in outcome.changes)
         fixed = []

@@ -3,35 +3,46 @@
 Every new content is analysed before anything is written (it must still be
 Python, and the fixer must have changed it), and a file whose bytes changed
 since the scan read them is left alone (another run, or an editor, got there
-first: the final re-lint from the disk says what remains).  Then, with
-``--fix``, all the new contents are written or none is:
+first: the final re-lint from the disk says what remains).  That check holds
+up to each file's rename: right before it, under the transaction, the file
+must still hold the bytes the fix was made from, and have one name (a hard
+link would keep the old text); otherwise it is left alone with one warning
+line.  Then, with ``--fix``, all the new contents are written or none is
+(``common.journal.commit``, the front-end the sharded checkpoint uses too):
 
-1. each goes to a staged file beside its target (``common.journal``'s exact
-   name for this process), flushed and fsynced;
+1. each goes to a staged file beside its target (``common.journal``'s
+   unpredictable name for this process, created exclusively), flushed and fsynced;
 2. the journal naming every (staged file, target) pair with the staged
    digests is written: the commit point;
 3. the staged files are renamed over their targets, and the journal removed.
 
-An interruption before 2 leaves every file untouched (the staged files are
-removed when the process can still do it); after 2 the next ``--fix`` run
-finishes the renames (``recover``), so every file ends fixed.  A journal is
-honoured only as ``common.journal`` allows (its owner, the run's files as
-targets, exact staged names and digests, a dead writer).
+SIGINT/SIGTERM are held from 2 to the end of 3: the set finishes, then the run
+ends with the signal's status, naming the files fixed.  An interruption before
+2 leaves every file untouched (the staged files are removed when the process
+can still do it; after SIGKILL the next ``--fix`` removes them); a crash after 2
+is finished by the next ``--fix`` (``recover``), so every file ends fixed, and
+an audit meanwhile says so (``pending``).  A run looks for journals and staged
+files only inside its tree (``tree_folders``), and honours a journal only as
+``common.journal`` allows (its owner, the run's files as targets, staged names
+and digests, a dead writer).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ...common import journal
-from ...common.atomic import atomic_write_bytes, process_alive
+from ...common import interrupts, journal
+from ...common.atomic import (
+    atomic_write_bytes,
+    process_alive,
+    random_token,
+    staged_writer,
+)
 from ...common.findings import InputError
 from .. import notebook
 from ..fixer import FixError, apply_fixes
@@ -49,7 +60,7 @@ logger = logging.getLogger(__name__)
 
 #: The journal's owner name (a name only: no such file exists) in the directory of the run's files.
 OWNER_PREFIX = ".wnaudit-source-fix-"
-_JOURNAL_NAME = re.compile(r"^\." + re.escape(OWNER_PREFIX) + r"(\d+)" + re.escape(journal.JOURNAL_SUFFIX) + r"$")
+_JOURNAL_NAME = re.compile(r"^\." + re.escape(OWNER_PREFIX) + r"(\d+)(?:-[0-9a-f]{16})?" + re.escape(journal.JOURNAL_SUFFIX) + r"$")
 
 #: A test seam: called with ``"applied_one"`` after each rename of a multi-file commit.
 _after_rename: Callable[[str], None] | None = None
@@ -86,18 +97,28 @@ def rewrite(
     if digest is not None and digest_of(data) != digest:
         logger.info("%s: changed since it was read; not fixed in this run", summary.path)
         return None
-    if notebook.is_notebook(path):
-        view = notebook.notebook_view(data)
-        new_view, applied = apply_fixes(view.text, summary, fixes, keep)
-        new_data = notebook.rewrite_notebook(data, view, str(new_view))
-        checked: bytes | str = new_view
-    else:
-        fixed, applied = apply_fixes(data, summary, fixes, keep)
-        new_data = checked = fixed if isinstance(fixed, bytes) else fixed.encode("utf-8")  # bytes in, bytes out
+    try:
+        new_data, checked, applied = _fixed(path, data, summary, fixes, keep)
+    except Exception:
+        interrupts.raise_if_interrupted()  # libcst's cleanup turns a signal into a KeyError: the run was interrupted
+        raise
     if not applied or new_data == data:
         return None
     summarize_at(checked, summary.path, location)  # the verification: the result is valid Python the analysis reads
     return Change(summary.path, data, new_data, tuple(applied))
+
+
+def _fixed(
+    path: Path, data: bytes, summary: FileSummary, fixes: Sequence[Candidate], keep: frozenset[str],
+) -> tuple[bytes, bytes | str, list[Candidate]]:
+    """The new bytes, the text the verification reads, and the candidates applied (libcst's code generation)."""
+    if notebook.is_notebook(path):
+        view = notebook.notebook_view(data)
+        new_view, applied = apply_fixes(view.text, summary, fixes, keep)
+        return notebook.rewrite_notebook(data, view, str(new_view)), new_view, applied
+    fixed, applied = apply_fixes(data, summary, fixes, keep)
+    new_data = fixed if isinstance(fixed, bytes) else fixed.encode("utf-8")  # bytes in, bytes out
+    return new_data, new_data, applied
 
 
 def try_rewrite(
@@ -120,77 +141,180 @@ def try_rewrite(
 
 def journal_directory(paths: Sequence[str]) -> Path:
     """Where a run over ``paths`` keeps its journal: the deepest directory holding every one (symlinks resolved)."""
-    return Path(os.path.commonpath([os.path.dirname(os.path.realpath(p)) for p in paths]))
+    return Path(os.path.commonpath(_real_directories(paths)))
 
 
-def commit(changes: Sequence[Change], run_paths: Sequence[str]) -> None:
-    """Write every change or none (see the module docstring); ``OSError``: nothing was written."""
-    if not changes:
-        return
-    if len(changes) == 1:
-        atomic_write_bytes(Path(changes[0].path), changes[0].new)
-        return
+def _real_directories(paths: Sequence[str]) -> list[str]:
+    """The real directory of each file, once each: a directory is resolved once, a symlinked file on its own."""
+    resolved: dict[str, str] = {}
+    out: dict[str, None] = {}
+    for path in paths:
+        if os.path.islink(path):
+            out[os.path.dirname(os.path.realpath(path))] = None
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in resolved:
+            resolved[folder] = os.path.realpath(folder)
+        out[resolved[folder]] = None
+    return list(out)
+
+
+def commit(changes: Sequence[Change], run_paths: Sequence[str]) -> list[Change]:
+    """Write every change or none (see the module docstring); returns the changes left alone.
+
+    A file is left alone (one warning line; its findings remain) when, right
+    before its rename, it is no longer the file the fix was made from: another
+    writer changed it, or it has several hard links (a rename would fix one
+    name and leave the others).  ``OSError``: nothing was written.
+    """
+    current = [change for change in changes if _replaceable(change)]
+    left = [change for change in changes if change not in current]
+    if len(current) == 1:
+        if not _write_one(current[0]):
+            left.append(current[0])
+    elif current:
+        left.extend(_write_set(current, run_paths))
+    return left
+
+
+def _write_one(change: Change) -> bool:
+    """One file, atomically, checked right before its rename; False: left alone."""
+    def still_current(written: Path) -> None:
+        if not _replaceable(change):
+            raise _LeftAlone(change.path)
+
+    try:
+        atomic_write_bytes(Path(change.path), change.new, verify=still_current)
+    except _LeftAlone:
+        return False
+    interrupts.note_fixed([change.path])
+    return True
+
+
+class _LeftAlone(Exception):
+    """The file changed between the check and the write: nothing was replaced."""
+
+
+def _write_set(changes: Sequence[Change], run_paths: Sequence[str]) -> list[Change]:
+    """Several files as one transaction (``common.journal.commit``); returns the changes left alone at their rename."""
     directory = journal_directory([*run_paths, *(c.path for c in changes)])
-    owner = directory / f"{OWNER_PREFIX}{os.getpid()}"
+    owner = directory / f"{OWNER_PREFIX}{os.getpid()}-{random_token()}"
+    by_target: dict[str, Change] = {}
     pairs: list[tuple[Path, Path]] = []
     try:
         for change in changes:
             target = Path(os.path.realpath(change.path))
             staged = journal.staged_path(target)
+            with staged_writer(target, staged) as handle:
+                handle.write(change.new)
             pairs.append((staged, target))
-            _write_staged(staged, change.new, target)
-        written = journal.write_journal(owner, pairs)  # the commit point
+            by_target[os.path.relpath(target, directory)] = change
     except BaseException:
-        for staged, _ in pairs:
-            with contextlib.suppress(OSError):
-                staged.unlink()
-        with contextlib.suppress(OSError):
-            journal.journal_path(owner).with_name(journal.journal_path(owner).name + ".new").unlink()
+        journal.remove_staged(pairs)
         raise
-    journal.apply_journal(written, _after_rename)
-    logger.debug("wrote %d fixed files as one transaction", len(changes))
+
+    def replaceable(entry: journal.JournalEntry) -> bool:
+        return _replaceable(by_target[entry.target])
+
+    replaced = {os.path.relpath(path, directory) for path in journal.commit(owner, pairs, _after_rename, replaceable)}
+    logger.debug("wrote %d fixed files as one transaction", len(replaced))
+    return [change for target, change in by_target.items() if target not in replaced]
 
 
-def _write_staged(staged: Path, data: bytes, target: Path) -> None:
-    """The new content beside its target, with the target's permission bits, on disk before the journal names it."""
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+def _replaceable(change: Change) -> bool:
+    """Whether ``change.path`` is still the one file the fix was made from (checked right before its rename)."""
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            staged.unlink()
-        raise
-    os.chmod(staged, mode)
+        info = os.stat(change.path)
+        if info.st_nlink > 1:
+            logger.warning(
+                "%s: has %d hard links; not fixed (a fix replaces one name and would leave the others unfixed): "
+                "fix it by hand or break the link", change.path, info.st_nlink,
+            )
+            return False
+        with open(change.path, "rb") as handle:
+            unchanged = handle.read(len(change.old) + 1) == change.old
+    except OSError:
+        unchanged = False
+    if not unchanged:
+        logger.warning("%s: changed by another writer since it was read; left as it is, not fixed", change.path)
+    return unchanged
 
 
-def recover(run_paths: Sequence[str]) -> list[InputError]:
-    """Finish the transactions an interrupted ``--fix`` committed over these files; one line per journal refused.
+def recover(run_paths: Sequence[str], discard: bool = False) -> list[InputError]:
+    """Finish the fixes an interrupted ``--fix`` committed over these files, then remove dead runs' staged files.
 
-    A journal sits in the directory of the files of the run that wrote it: this
-    run's directory or one above.  One whose writer still runs is another
-    fix in progress, and left to it.
+    Journals are looked for only inside the run's tree (:func:`tree_folders`):
+    one above it (a shared ``/tmp``, a parent checkout) is neither honoured nor
+    blocking.  One whose writer still runs is another fix in progress, and left
+    to it; one refused is one line each (``discard``: deleted instead).
     """
-    if not run_paths:
-        return []
     errors: list[InputError] = []
-    directory = journal_directory(run_paths)
-    for folder in [directory, *directory.parents]:
+    folders = tree_folders(run_paths)
+    for folder in folders:
         for name, pid in _journals_in(folder):
             if pid != os.getpid() and process_alive(pid):
                 continue
-            targets = _relative_targets(folder, run_paths)
+            if discard:
+                journal.discard_journal(folder / _owner_name(name))
+                logger.warning("%s: discarded the journal of an interrupted fix", folder / name)
+                continue
             try:
-                done = journal.finish(folder / f"{OWNER_PREFIX}{pid}", targets)
+                done = journal.finish(folder / _owner_name(name), _relative_targets(folder, run_paths))
             except journal.JournalRefused as refused:
                 errors.append(InputError(str(folder / name), str(refused)))
                 continue
             if done is not None:
                 logger.warning("%s: finished an interrupted fix of %d files", done.path, len(done.entries))
+    if not errors:  # a refused journal's staged files are kept for it
+        for folder in folders:
+            journal.remove_dead_staged(folder)
     return errors
+
+
+def pending(run_paths: Sequence[str]) -> list[InputError]:
+    """For an audit: one line per journal an interrupted ``--fix`` left in the run's tree (files half-fixed)."""
+    errors: list[InputError] = []
+    for folder in tree_folders(run_paths):
+        for name, pid in _journals_in(folder):
+            if process_alive(pid):
+                continue  # a fix in progress, not an interrupted one
+            try:
+                found = journal.read_journal(folder / _owner_name(name), _relative_targets(folder, run_paths))
+                if found is not None:
+                    journal.check_files(found)
+            except journal.JournalRefused as refused:
+                errors.append(InputError(str(folder / name), str(refused)))
+                continue
+            if found is not None:
+                errors.append(InputError(str(folder / name), (
+                    f"an interrupted --fix left {len(found.entries)} files half-fixed; run wnaudit --fix on them to "
+                    "finish the fix, or --discard-journal to drop the journal"
+                )))
+    return errors
+
+
+def tree_folders(run_paths: Sequence[str]) -> list[Path]:
+    """The directories of the run's files and those between them and the deepest directory holding them all.
+
+    A run's journal lives in that deepest directory, its staged files beside
+    their targets: these are the only places a run looks for what an
+    interrupted one left, never above.
+    """
+    if not run_paths:
+        return []
+    directories = _real_directories(run_paths)
+    top = Path(os.path.commonpath(directories))
+    folders: dict[Path, None] = {top: None}
+    for directory in directories:
+        folder = Path(directory)
+        while folder not in folders and folder != folder.parent:
+            folders[folder] = None
+            folder = folder.parent
+    return list(folders)
+
+
+def _owner_name(journal_name: str) -> str:
+    return journal_name[1 : -len(journal.JOURNAL_SUFFIX)]
 
 
 def _journals_in(folder: Path) -> list[tuple[str, int]]:
@@ -210,7 +334,6 @@ def _relative_targets(folder: Path, run_paths: Sequence[str]) -> set[str]:
         if real.startswith(root + os.sep):
             out.add(os.path.relpath(real, root))
     return out
-
 
 
 # -- the plan's edits, file by file ----------------------------------------------------
