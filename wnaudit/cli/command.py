@@ -111,7 +111,7 @@ class _CheckCommand(click.Command):
     is_flag=True,
     help="With --fix: fold checkpoints holding optimizer/scheduler state in place too (they can no longer resume training).",
 )
-@click.option("--discard-journal", is_flag=True, help="Delete the journal an interrupted fix of a sharded checkpoint left, instead of finishing it.")
+@click.option("--discard-journal", is_flag=True, help="Delete the journal an interrupted fix left (a sharded checkpoint or a multi-file source fix), instead of finishing it.")
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply the fixes that need review (marked [-]).")
 @click.option("--show-fixes", is_flag=True, help="With --fix: list the findings that were fixed.")
