@@ -72,6 +72,7 @@ class Context:
                 self.workspace.project_files, self.workspace.serving_facts, self.workspace.config_targets,
                 self.workspace.serving_ahead,
             )
+            self._serving.excluded = self.workspace.excluded
         return self._serving
 
     def serving_failures(self) -> "dict[Path, Exception]":

@@ -125,10 +125,15 @@ class ProjectModel:
         """Where the application at ``line`` of ``unit`` is served unfolded (None: it is not, or it never applies)."""
         if not self.selected((file, unit), line):
             return None
-        index = self.serving
-        served = index.served((file, unit))
+        served = self.serving.served((file, unit))
         if served is None:
             return None
+        first = self._verdict_at(file, served)
+        return first._replace(others=tuple(tuple(self._verdict_at(file, other)) for other in served.others))
+
+    def _verdict_at(self, file: Path, served: Served) -> Verdict:
+        """The verdict for one inference site of the application's model."""
+        index = self.serving
         site = served.site
         root = index.root_of(file)[0]
         try:

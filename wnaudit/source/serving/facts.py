@@ -180,6 +180,9 @@ class ServingFacts:
     #: Functions that train (an optimizer, ``backward()``, ``train()``; their ``eval()`` is validation), by
     #: scope, with their names (qualified; the module's name at module level) for a message to name them.
     training_names: dict[int, str] = field(default_factory=dict)
+    #: Functions that write a checkpoint (``torch.save``; the module itself at scope 0, a script): they make weights
+    #: for others to serve, so their ``eval()`` or ``no_grad`` block is no inference site and no place for a fold.
+    saving_scopes: set[int] = field(default_factory=set)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
     folding_scopes: set[int] = field(default_factory=set)
     #: Line ranges of the module's own ``if __name__ == "__main__":`` blocks (their first and last lines).
@@ -882,6 +885,8 @@ class _Linker:
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_names[frame.number] = frame.scope.qualname
+        if names & catalogue.CHECKPOINT_SAVERS:
+            self.facts.saving_scopes.add(frame.number)
         self._note_registration(node, frame)
         self._note_config_dirs(node, names)
         if frame.body is not None:

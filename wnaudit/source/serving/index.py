@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 import logging
 import os
 import re
@@ -73,6 +74,9 @@ class Served:
     why: str = ""
     #: The model a fold should name where the site's is a mapping of parts (``model["decoder"]``; "": the site's).
     target: str = ""
+    #: Further inference sites of the model that no fold covers, each as its own ``Served`` (issue 35: every site
+    #: is folded by the fix or reported, not only the first one found).
+    others: tuple["Served", ...] = ()
 
 
 @dataclass
@@ -143,6 +147,8 @@ class ServingIndex:
         self._fold_helpers: dict[Path, frozenset[str]] = {}
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
+        #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
+        self.excluded: Callable[[Path], bool] = lambda path: False
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = FoldSummaries(self._function, self._resolved_all)
         #: Which guarded applications the project's constructions select (``selection.py``).
@@ -926,31 +932,94 @@ class ServingIndex:
         folding = self._folding_methods(family)
         self._search(pool, folding)
         files = self._serving_files(start, pool, carriers, classes, folding)
-        live = self._live_methods(files)
+        #: Folds of a model built in the same function (``model = Generator(); ...; fold(model)``): they fold that
+        #: object only, so they cover the sites of that function, not those of another that builds its own.
+        local: set[tuple[Path, int]] = set()
         found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
             facts = self.facts(file)
             if facts is None:
                 continue
-            if self._folded_in(file, facts, carriers, folding):
+            if self._folded_in(file, facts, carriers, folding, local):
                 return None  # folded on the way
             found.extend(self._inference_sites(file, facts, carriers))
+        live = self._live_methods(files, self._fresh_removals(files, carriers, folding))
         parts = _parts_read(found)
         sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
         if self._removal_method_called(family, folding, live):
             return None
-        chained, why = self._method_folds(files, carriers, family, folding, live)
+        chained, why = self._method_folds(files, carriers, family, folding, live, local)
         if chained:
             return None
         sites.extend(self._self_evaluations(family, classes, folding, carriers))
-        if not sites:
-            return None
         # A site in the project's code first: an inherited library loader only where the code shows no other.
         sites.sort(key=lambda item: (item[1].kind == "inherited", str(item[0]), item[1].line, item[1].column))
-        file, use, reached = sites[0]
+        sites = self._uncovered(sites, local)
+        if not sites:
+            return None
+        served = [self._served_at(start, site, files, carriers, family, folding, live, why) for site in sites]
+        return dataclasses.replace(served[0], others=tuple(served[1:]))
+
+    def _served_at(
+        self, start: Key, site: tuple[Path, Use, frozenset[Key]], files: list[Path], carriers: set[Key], family: set[Key],
+        folding: set[str], live: set[str], why: str,
+    ) -> Served:
+        """The verdict for one inference site: what removal nobody calls there, why a candidate fold does not count."""
+        file, use, reached = site
         uncalled = self._uncalled(reached, family, folding, live)
         why = why or self._why_not_folded(start, files, carriers, family, folding, bool(uncalled))
         return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers))
+
+    def _uncovered(
+        self, sites: list[tuple[Path, Use, frozenset[Key]]], local: set[tuple[Path, int]],
+    ) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """The sites no fold covers, one per function that builds its own model, in order (issue 35).
+
+        A site whose model its function builds (a class called, a config or a
+        registry instantiated) is covered only by a fold in that same function:
+        two loaders that each build the model are two models.  A site whose
+        model comes from elsewhere (a loader's result, an attribute) is covered
+        by any fold of the model, as the fold may be where it came from; such
+        sites are reported (one) only where no function building its own is.
+        """
+        fresh: dict[tuple[Path, int], tuple[Path, Use, frozenset[Key]]] = {}
+        other: list[tuple[Path, Use, frozenset[Key]]] = []
+        for site in sites:
+            file, use, _ = site
+            if self.excluded(file):
+                continue  # a loader class in an excluded file: not named, not fixed
+            if use.kind != "inherited" and use.refs and all(self._fresh(file, ref) for ref in use.refs):
+                if (file, use.scope) not in local:
+                    fresh.setdefault((file, use.scope), site)
+            elif not local:
+                other.append(site)
+        return list(fresh.values()) or other[:1]
+
+    def _fresh(self, file: Path, ref: Ref) -> bool:
+        """``ref`` is a model built where it is used: a project class called, a config or registry instantiated."""
+        if ref[0] in ("conf", "registry", "members") or (ref[0] == "sub" and len(ref) > 2 and ref[2] == "conf"):
+            return True
+        if ref[0] != "new":
+            return False
+        found = self.lookup(file, ref[1])
+        return found is not None and not found[1] and self._class(found[0]) is not None
+
+    def _fresh_removals(self, files: list[Path], carriers: set[Key], folding: set[str]) -> set[tuple[Path, str, int]]:
+        """Removal methods called, outside methods, only on models built in the calling function: (file, name, scope)."""
+        out: set[tuple[Path, str, int]] = set()
+        for file in files:
+            facts = self.facts(file)
+            calls = facts.method_calls if facts is not None else []
+            mixed = {(name, scope) for refs, name, scope, _, caller in calls if not caller and not self._all_fresh(file, refs)}
+            out |= {
+                (file, name, scope) for refs, name, scope, _, caller in calls
+                if not caller and name in folding and (name, scope) not in mixed and self._reaches(file, refs, carriers)
+            }
+        return out
+
+    def _all_fresh(self, file: Path, refs: Iterable[Ref]) -> bool:
+        refs = tuple(refs)
+        return bool(refs) and all(self._fresh(file, ref) for ref in refs)
 
     def _why_not_folded(
         self, start: Key, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], uncalled: bool,
@@ -1003,14 +1072,25 @@ class ServingIndex:
     def _reaches(self, file: Path, refs: Iterable[Ref], carriers: set[Key]) -> bool:
         return any(self.instances(file, r) & carriers for r in refs)
 
-    def _folded_in(self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str]) -> bool:
-        """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?"""
+    def _folded_in(
+        self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str],
+        local: "set[tuple[Path, int]] | None" = None,
+    ) -> bool:
+        """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?
+
+        ``local``: where given, a fold of a model built in the same function is recorded there (it covers
+        that function's sites only) instead of counting as a fold of every instance.
+        """
         for use in facts.folds:
             if use.scope not in facts.training_scopes and self._reaches(file, use.refs, carriers):
-                return True
+                if local is None or not self._all_fresh(file, use.refs):
+                    return True
+                local.add((file, use.scope))
         for call in facts.helper_calls:
             if call.scope not in facts.training_scopes and self._helper_folds(file, call, carriers, folding):
-                return True
+                if local is None or not self._all_fresh(file, call.refs):
+                    return True
+                local.add((file, call.scope))
         return False
 
     def _helper_folds(self, file: Path, call: HelperCall, carriers: set[Key], folding: set[str]) -> bool:
@@ -1027,6 +1107,7 @@ class ServingIndex:
 
     def _method_folds(
         self, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
+        local: "set[tuple[Path, int]] | None" = None,
     ) -> tuple[bool, str]:
         """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
 
@@ -1065,7 +1146,9 @@ class ServingIndex:
                 waiting.remove(call)
                 changed = True
                 if name in folding and self._call_reaches(file, refs, carriers, family):
-                    return True, ""
+                    if local is None or caller or not self._all_fresh(file, refs):
+                        return True, ""
+                    local.add((file, call[3]))  # on a model built in that function: folds that one only
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
         return False, self._blocked(waiting.current(), carriers, folding)
@@ -1097,8 +1180,13 @@ class ServingIndex:
     def _inference_sites(self, file: Path, facts: ServingFacts, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The file's inference sites on a carrier, outside training and folding functions."""
         sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        if self.excluded(file):
+            return sites  # the user's excludes: never named as the inference site, never given a fold
         for use in facts.inference:
-            if use.scope in facts.training_scopes or use.scope in facts.folding_scopes or self._smoke_test(file, facts, use):
+            if (
+                use.scope in facts.training_scopes or use.scope in facts.folding_scopes or use.scope in facts.saving_scopes
+                or self._smoke_test(file, facts, use)
+            ):
                 continue
             reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
             if reached:
@@ -1353,15 +1441,22 @@ class ServingIndex:
             found = self._fold_helpers[pool.root] = frozenset(names)
         return found
 
-    def _live_methods(self, files: list[Path]) -> set[str]:
-        """Method names something calls: from code outside methods, or from methods that are themselves live."""
+    def _live_methods(self, files: list[Path], skip: "set[tuple[Path, str, int]] | None" = None) -> set[str]:
+        """Method names something calls: from code outside methods, or from methods that are themselves live.
+
+        ``skip``: calls (file, name, function) made only on a model that function builds (``_fresh_removals``):
+        they fold that model, which ``_method_folds`` tells apart, not any instance.
+        """
         calls: set[tuple[str, str]] = set()
         guarded: set[tuple[str, str, str]] = set()
         flags: set[tuple[str, str]] = set()
         for file in files:
             facts = self.facts(file)
             if facts is not None:
-                calls |= {(name, caller) for name, caller, scope in facts.attribute_calls if scope not in facts.training_scopes}
+                calls |= {
+                    (name, caller) for name, caller, scope in facts.attribute_calls
+                    if scope not in facts.training_scopes and (file, name, scope) not in (skip or ())
+                }
                 guarded |= facts.guarded_calls
                 flags |= facts.flag_calls
         # A call under ``if flag:`` runs when some call of its method passes ``flag=True``.
