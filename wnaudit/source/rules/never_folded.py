@@ -91,7 +91,7 @@ _PARTS = (
     "    def __call__(self, mel):\n"
 )
 #: Why a model built bare takes no fix where its weights come in after, outside that scope (``serving/fold_point.py``).
-_NO_FIX = "; no fix offered: {why}, and a fold before the load would break it"
+_NO_FIX = "; no fix offered: {why}"
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
     "\n    def remove_weight_norm(self):\n"

@@ -38,6 +38,11 @@ _REMOVERS = frozenset(
     api for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM for api in s.remove_apis
 )
 _FOLDS = _REMOVERS | frozenset(catalogue.FOLDING_APIS)
+#: The legacy weight-norm removers: on a module the modern spelling parametrized they raise ``ValueError``.
+_LEGACY_REMOVERS = frozenset(
+    api for s in catalogue.SPELLINGS if s.kind is catalogue.Kind.WEIGHT_NORM and s.style is catalogue.Style.LEGACY
+    for api in s.remove_apis
+)
 _CAPTURES = frozenset(catalogue.INFERENCE_CAPTURES)
 _CONTEXTS = frozenset(catalogue.INFERENCE_CONTEXTS)
 _MAX_DEPTH = 16
@@ -70,6 +75,9 @@ class Use:
     members: tuple[str, ...] = ()
     #: The model leaves that code (returned, handed to a call, stored): anything may run it.
     whole: bool = True
+    #: A fold by the legacy weight-norm remover alone: it folds nothing the modern spelling applied (it raises,
+    #: and a ``try``/``except`` around it hides that; issue 35).
+    legacy: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,8 @@ class Body:
     line: int
     #: Calls a remover or a fold API itself.
     folds: bool = False
+    #: Calls a remover or fold API other than the legacy weight-norm remover: it may fold the modern spelling.
+    folds_modern: bool = False
     #: Attribute names it calls (``self.fold()``, ``layer.remove_weight_norm()``).
     calls: set[str] = field(default_factory=set)
     #: Those of ``calls`` made only under ``if flag:`` on a parameter that defaults to false: what the
@@ -1037,7 +1047,8 @@ class _Linker:
         """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""
         if names & _FOLDS:
             refs = self.model_refs(first, frame) if first is not None else ()
-            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number), frame)
+            legacy = names & _FOLDS <= _LEGACY_REMOVERS
+            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy), frame)
             return True
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "apply" and first is not None:
@@ -1049,7 +1060,8 @@ class _Linker:
         applied = self.names(first, frame)
         receiver = self.model_refs(func.value, frame)
         if applied & _FOLDS:
-            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), receiver, frame.number), frame)
+            legacy = applied & _FOLDS <= _LEGACY_REMOVERS
+            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), receiver, frame.number, legacy=legacy), frame)
             return True
         if applied:
             self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number, 0))
@@ -1159,6 +1171,7 @@ class _Linker:
         self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
+            frame.body.folds_modern = frame.body.folds_modern or not use.legacy
 
 
 def _member_name(node: ast.expr) -> str | None:

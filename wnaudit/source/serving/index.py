@@ -77,6 +77,9 @@ class Served:
     #: Further inference sites of the model that no fold covers, each as its own ``Served`` (issue 35: every site
     #: is folded by the fix or reported, not only the first one found).
     others: tuple["Served", ...] = ()
+    #: A removal that already runs at the site on the model (``model.remove_weight_norm()`` that cannot fold):
+    #: a fold added beside it would make one of the two raise, so the fix adds none there ("": none runs).
+    removal: str = ""
 
 
 @dataclass
@@ -144,9 +147,13 @@ class ServingIndex:
         self._mentioned: dict[tuple[Path, str], bool] = {}
         self._construction: dict[Key, set[str]] = {}
         #: Per project root: last parts of the names of the functions that fold (a remover, ``wnaudit.fold*``).
-        self._fold_helpers: dict[Path, frozenset[str]] = {}
+        self._fold_helpers: dict[tuple[Path, bool], frozenset[str]] = {}
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
+        #: Whether a start applies only the modern weight norm (the context's styles): then a fold by the legacy
+        #: remover alone folds nothing (it raises; issue 35), what WN101 reports.
+        self.modern_only: Callable[[Key], bool] = lambda key: False
+        self._modern = False
         #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
         self.excluded: Callable[[Path], bool] = lambda path: False
         #: What each project function does to the models it is given (``effects.py``).
@@ -923,6 +930,7 @@ class ServingIndex:
         return result
 
     def _served(self, start: Key) -> Served | None:
+        self._modern = self.modern_only(start)
         pool = self._pool(start[0])
         carriers = self.carriers(start)
         classes = {k for k in carriers if self._class(k) is not None}
@@ -968,7 +976,24 @@ class ServingIndex:
         file, use, reached = site
         uncalled = self._uncalled(reached, family, folding, live)
         why = why or self._why_not_folded(start, files, carriers, family, folding, bool(uncalled))
-        return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers))
+        removal = self._removal_at(file, use, carriers, family, folding)
+        return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers), removal=removal)
+
+    def _removal_at(self, file: Path, use: Use, carriers: set[Key], family: set[Key], folding: set[str]) -> str:
+        """A removal of a carrier, of either spelling, that the site's function already runs (issue 35, item 6)."""
+        facts = self.facts(file)
+        if facts is None:
+            return ""
+        for fold in facts.folds:
+            if fold.scope == use.scope and self._reaches(file, fold.refs, carriers):
+                return fold.what
+        removers = set(folding) | {
+            name for key in family if (cls := self._class(key)) is not None for name, body in cls.methods.items() if body.folds
+        }
+        for refs, name, scope, _, caller in facts.method_calls:
+            if scope == use.scope and not caller and name in removers and self._reaches(file, refs, carriers):
+                return f"{use.target or 'model'}.{name}()"
+        return ""
 
     def _uncovered(
         self, sites: list[tuple[Path, Use, frozenset[Key]]], local: set[tuple[Path, int]],
@@ -1082,6 +1107,8 @@ class ServingIndex:
         that function's sites only) instead of counting as a fold of every instance.
         """
         for use in facts.folds:
+            if use.legacy and self._modern:
+                continue  # the legacy remover on the modern spelling raises: no fold (WN101 says so)
             if use.scope not in facts.training_scopes and self._reaches(file, use.refs, carriers):
                 if local is None or not self._all_fresh(file, use.refs):
                     return True
@@ -1347,11 +1374,11 @@ class ServingIndex:
         for key in sorted(family):
             cls = self._class(key)
             for body in cls.methods.values() if cls is not None else ():
-                if body.evaluates and not body.folds and not any(
+                if body.evaluates and not self._body_folds(body) and not any(
                     self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees)
                 ):  # a loader that folds what it loads is fine
                     sites.append((key[0], self._loader_site(key[0], body.evaluates, carriers), frozenset(classes)))
-                if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
+                if body.evaluates_self is not None and body.name in _CONSTRUCTION and not self._body_folds(body):
                     sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
             inherited = self._inherited_loader(key, cls) if cls is not None else None
             if inherited is not None:
@@ -1399,7 +1426,7 @@ class ServingIndex:
                 for name, body in cls.methods.items() if cls is not None else ():
                     if name in names:
                         continue
-                    if body.folds or (body.calls - body.guarded) & names or any(
+                    if self._body_folds(body) or (body.calls - body.guarded) & names or any(
                         self._function_folds(k, names) for k in self._resolved_all(key[0], body.callees, helpers)
                     ):
                         names.add(name)
@@ -1409,15 +1436,20 @@ class ServingIndex:
     def _defines_fold(self, key: Key, name: str, folding: set[str]) -> bool:
         cls = self._class(key)
         body = cls.methods.get(name) if cls is not None else None
-        return body is not None and (body.folds or bool((body.calls - body.guarded) & folding) or any(
+        return body is not None and (self._body_folds(body) or bool((body.calls - body.guarded) & folding) or any(
             self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees, self._helpers_of(key[0]))
         ))
+
+    def _body_folds(self, body: Body) -> bool:
+        """The body calls a remover or fold API that can fold this start's spelling (the legacy one cannot fold
+        the modern: it raises, however a ``try`` hides it)."""
+        return body.folds_modern if self._modern else body.folds
 
     def _function_folds(self, key: Key, folding: set[str], depth: int = 0) -> bool:
         body = self._function(key)
         if body is None or depth > 8:
             return False
-        if body.folds or (body.calls - body.guarded) & folding:
+        if self._body_folds(body) or (body.calls - body.guarded) & folding:
             return True
         helpers = self._helpers_of(key[0])
         return any(
@@ -1427,7 +1459,7 @@ class ServingIndex:
     def _helpers_of(self, file: Path) -> frozenset[str]:
         """Names of the project's fold helpers: functions that call a remover or a fold API (found by a byte search)."""
         pool = self._pool(file)
-        found = self._fold_helpers.get(pool.root)
+        found = self._fold_helpers.get((pool.root, self._modern))
         if found is None:
             self._search(pool, _FOLD_WORDS)
             names: set[str] = set()
@@ -1436,9 +1468,9 @@ class ServingIndex:
             for path in paths:
                 facts = self.facts(path)
                 for qual, body in facts.functions.items() if facts is not None else ():
-                    if body.folds:
+                    if self._body_folds(body):
                         names.add(_short(qual))
-            found = self._fold_helpers[pool.root] = frozenset(names)
+            found = self._fold_helpers[(pool.root, self._modern)] = frozenset(names)
         return found
 
     def _live_methods(self, files: list[Path], skip: "set[tuple[Path, str, int]] | None" = None) -> set[str]:
