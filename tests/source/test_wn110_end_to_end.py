@@ -258,3 +258,38 @@ def test_all_checks_passed_after_the_fix_means_every_loader_serves_folded(tmp_pa
     assert after.returncode == 0 and "All checks passed!" in after.stdout, after.stdout
     _run(root, "import runpy, sys; sys.argv = ['make', 'g.pt']; runpy.run_path('scripts/make_checkpoints.py', run_name='__main__')", site)
     assert _run(root, CHECK, site).split("\n")[:2] == ["load_model 0 True", "yaml 0 True"]
+
+
+APP = """
+from .serve import load_model
+
+
+def load_vocoder(path):
+    vocoder = load_model(path)
+    return vocoder
+"""
+
+
+def test_a_declared_entry_is_checked_and_takes_the_fold(tmp_path: Path, site: Path):
+    """``serving = ["vocoder.app:load_vocoder"]``: the model it returns unfolded is reported there, the fix folds it
+    before the return (not in the loader it calls), and inferred sites elsewhere are still reported (item 1)."""
+    root = _project(tmp_path / "voc", '[tool.wnaudit]\nserving = ["vocoder.app:load_vocoder"]\n')
+    (root / "vocoder" / "app.py").write_text(textwrap.dedent(APP).lstrip())
+    assert _sites(root) == {"vocoder/app.py:6", "vocoder/from_yaml.py:10"}
+    _wnaudit(root, "--fix", "--unsafe-fixes")
+    assert "    _fold_weight_norm_for_inference(vocoder)\n    return vocoder\n" in (root / "vocoder" / "app.py").read_text()
+    assert "_fold" not in (root / "vocoder" / "serve.py").read_text()
+    assert "All checks passed!" in _wnaudit(root).stdout
+    _run(root, "import runpy, sys; sys.argv = ['make', 'g.pt']; runpy.run_path('scripts/make_checkpoints.py', run_name='__main__')", site)
+    assert _run(root, "import wnaudit\nfrom vocoder.app import load_vocoder\nprint(len(wnaudit.audit_module(load_vocoder('g.pt'))))", site) == "0\n"
+
+
+def test_a_declared_entry_the_project_does_not_define_is_a_config_error(tmp_path: Path):
+    """One line per entry naming pyproject.toml and the problem, exit 2; the lint still runs (and imports nothing)."""
+    root = _project(tmp_path / "voc", '[tool.wnaudit]\nserving = ["vocoder.serve:load_vocoder", "nowhere:load"]\n')
+    done = _wnaudit(root, "--select", "WN110")
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if "pyproject.toml" in line]
+    assert len(errors) == 2
+    assert "vocoder.serve defines no function 'load_vocoder'" in errors[0] and "no module 'nowhere'" in errors[1]
+    assert "WN110" in done.stdout

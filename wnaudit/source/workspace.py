@@ -139,6 +139,9 @@ class Workspace:
         #: ``exclude`` / ``extend-exclude``: an excluded file is never WN110's inference site nor its fold's home
         #: (``Config.is_path_excluded``; set by ``new_workspace``).
         self.excluded: Callable[[Path], bool] = _nothing_excluded
+        #: ``[tool.wnaudit] serving``: declared serving entry points, and the config root they resolve from.
+        self.serving_entries: tuple[str, ...] = ()
+        self.config_root = Path.cwd()
         #: What this run used of the files it read from disk, as ``derived_cache.Observations`` holds it.
         self._seen_contents: dict[str, list] = {}
         self._seen_definitions: dict[str, list] = {}

@@ -45,6 +45,7 @@ def new_workspace(
     workspace = Workspace(project, _summarize_located, cache, summaries, answers)
     workspace.fix_fold = config.fix_fold
     workspace.excluded = config.is_path_excluded
+    workspace.serving_entries, workspace.config_root = config.serving, Path(config.root)
     return workspace
 
 

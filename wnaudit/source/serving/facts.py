@@ -113,6 +113,9 @@ class Body:
     callees: set[str] = field(default_factory=set)
     #: Instances it returns (a loader function returning a model).
     returns: list[Ref] = field(default_factory=list)
+    #: Each ``return <name>`` of a model, as an inference site: a declared serving entry (``[tool.wnaudit]
+    #: serving``) hands what it returns to inference, so the fold goes before that return (issue 35).
+    returned_at: list[Use] = field(default_factory=list)
     #: A classmethod or staticmethod that puts what it builds in eval mode (``from_pretrained``): its ``eval()``
     #: calls in order (a loader may evaluate several models; WN110 names the one of the served carrier).
     evaluates: list[Use] = field(default_factory=list)
@@ -759,7 +762,11 @@ class _Linker:
             self._attribute(node, frame, str(extra))  # type: ignore[arg-type]
         elif kind == "return":
             assert isinstance(extra, Body)
-            extra.returns.extend(self.refs(node, frame))  # type: ignore[arg-type]
+            refs = self.refs(node, frame)  # type: ignore[arg-type]
+            extra.returns.extend(refs)
+            if refs and isinstance(node, (ast.Name, ast.Attribute)):
+                target = ast.unparse(node)
+                extra.returned_at.append(Use(node.lineno, node.col_offset + 1, f"`return {target}`", tuple(refs), frame.number, target, "call"))
         elif kind == "bases":
             assert isinstance(extra, ClassFacts)
             extra.bases = self._bases(node, frame)  # type: ignore[arg-type]

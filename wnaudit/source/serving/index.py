@@ -36,6 +36,8 @@ from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
 from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
+from .entries import module_of
+from .entries import split as split_entry
 from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
@@ -153,6 +155,9 @@ class ServingIndex:
         #: Whether a start applies only the modern weight norm (the context's styles): then a fold by the legacy
         #: remover alone folds nothing (it raises; issue 35), what WN101 reports.
         self.modern_only: Callable[[Key], bool] = lambda key: False
+        #: Declared serving entries (``declare``), each (its file, its qualified name there, its body); None: not read.
+        self._entries: "list[tuple[Path, str, Body]] | None" = None
+        self._declared: tuple[tuple[str, ...], Path] = ((), Path.cwd())
         self._modern = False
         #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
         self.excluded: Callable[[Path], bool] = lambda path: False
@@ -160,6 +165,39 @@ class ServingIndex:
         self.summaries = FoldSummaries(self._function, self._resolved_all)
         #: Which guarded applications the project's constructions select (``selection.py``).
         self.selection = Selection(self.facts, read, self.lookup, self._files_mentioning)
+
+    def declare(self, entries: tuple[str, ...], root: Path) -> None:
+        """``[tool.wnaudit] serving``: the entry points WN110 checks and fixes (resolved from ``root`` on first need)."""
+        self._declared, self._entries = (entries, root), None
+
+    def entry_bodies(self) -> list[tuple[Path, str, Body]]:
+        """The declared entries the project defines: (file, qualified name, body); the others are config errors."""
+        if self._entries is None:
+            self._entries = []
+            entries, root = self._declared
+            for entry in entries:
+                module, qualname = split_entry(entry)
+                file = module_of(self.project, root, module)
+                facts = self.facts(file) if file is not None else None
+                if file is None or facts is None:
+                    continue
+                head, _, method = qualname.partition(".")
+                prefix = f"{facts.module}." if facts.module else ""
+                cls = facts.classes.get(prefix + head) if method else None
+                body = cls.methods.get(method) if cls is not None else facts.functions.get(prefix + qualname)
+                if body is not None:
+                    self._entries.append((file, prefix + qualname, body))
+        return self._entries
+
+    def _entry_sites(self, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """Each ``return`` of a carrier in a declared entry: the model leaves for inference there (issue 35)."""
+        sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        for file, _, body in self.entry_bodies():
+            for use in body.returned_at:
+                reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
+                if reached:
+                    sites.append((file, use, reached))
+        return sites
 
     # -- files ----------------------------------------------------------------------
     def facts(self, path: Path) -> ServingFacts | None:
@@ -951,6 +989,8 @@ class ServingIndex:
             if self._folded_in(file, facts, carriers, folding, local):
                 return None  # folded on the way
             found.extend(self._inference_sites(file, facts, carriers))
+        entries = self._entry_sites(carriers)
+        found.extend(entries)
         live = self._live_methods(files, self._fresh_removals(files, carriers, folding))
         parts = _parts_read(found)
         sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
@@ -962,7 +1002,7 @@ class ServingIndex:
         sites.extend(self._self_evaluations(family, classes, folding, carriers))
         # A site in the project's code first: an inherited library loader only where the code shows no other.
         sites.sort(key=lambda item: (item[1].kind == "inherited", str(item[0]), item[1].line, item[1].column))
-        sites = self._uncovered(sites, local)
+        sites = self._uncovered(sites, local, entries)
         if not sites:
             return None
         served = [self._served_at(start, site, files, carriers, family, folding, live, why) for site in sites]
@@ -997,6 +1037,7 @@ class ServingIndex:
 
     def _uncovered(
         self, sites: list[tuple[Path, Use, frozenset[Key]]], local: set[tuple[Path, int]],
+        entries: "list[tuple[Path, Use, frozenset[Key]]] | None" = None,
     ) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The sites no fold covers, one per function that builds its own model, in order (issue 35).
 
@@ -1018,7 +1059,25 @@ class ServingIndex:
                     fresh.setdefault((file, use.scope), site)
             elif not local:
                 other.append(site)
-        return list(fresh.values()) or other[:1]
+        found = list(fresh.values()) or other[:1]
+        return self._at_entries(found, [s for s in sites if s in (entries or ()) and s not in found], local) if entries else found
+
+    def _at_entries(
+        self, found: list[tuple[Path, Use, frozenset[Key]]], entries: list[tuple[Path, Use, frozenset[Key]]],
+        local: set[tuple[Path, int]],
+    ) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """Declared entries take the fold: an entry returning a model no fold covers is reported there, and a site
+        in a function the entry calls (the loader it returns from) gives way to it: one fold, at the entry."""
+        placed = {(s[0], s[1].scope) for s in found}  # a site of the entry itself already takes the fold
+        live = [
+            s for s in entries if (s[0], s[1].scope) not in local | placed and not (local and not self._all_fresh(s[0], s[1].refs))
+        ]
+        if not live:
+            return found
+        called = {key for file, _, body in self.entry_bodies() for key in self._resolved_all(file, body.callees)}
+        spans = [(k[0], b.line, b.end_line) for k in called if (b := self._function(k)) is not None]
+        kept = [s for s in found if not any(s[0] == f and first <= s[1].line <= last for f, first, last in spans)]
+        return [*live, *(s for s in kept if s not in live)]
 
     def _fresh(self, file: Path, ref: Ref) -> bool:
         """``ref`` is a model built where it is used: a project class called, a config or registry instantiated."""
