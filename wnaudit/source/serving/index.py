@@ -1231,13 +1231,25 @@ class ServingIndex:
                     continue
                 waiting.remove(call)
                 changed = True
-                if name in folding and self._call_reaches(file, refs, carriers, family):
-                    if local is None or caller or not self._all_fresh(file, refs):
-                        return True, ""
-                    local.add((file, call[3]))  # on a model built in that function: folds that one only
+                if name in folding and self._folds_every_instance(call, carriers, family, local):
+                    return True, ""
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
         return False, self._blocked(waiting.current(), carriers, folding)
+
+    def _folds_every_instance(
+        self, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
+        local: "set[tuple[Path, int]] | None",
+    ) -> bool:
+        """A removal call that runs folds a carrier wherever it is served; one on a model its function builds (outside
+        methods) folds that model only, and is recorded in ``local`` instead (where ``local`` is kept)."""
+        file, refs, _, scope, _, caller = call
+        if not self._call_reaches(file, refs, carriers, family):
+            return False
+        if local is None or caller or not self._all_fresh(file, refs):
+            return True
+        local.add((file, scope))
+        return False
 
     def _note_invoked(
         self, file: Path, refs: tuple[Ref, ...], name: str, pairs: set[tuple[str, str]], invoked: set[tuple[str, str]],
