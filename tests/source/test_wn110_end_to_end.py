@@ -293,3 +293,19 @@ def test_a_declared_entry_the_project_does_not_define_is_a_config_error(tmp_path
     assert len(errors) == 2
     assert "vocoder.serve defines no function 'load_vocoder'" in errors[0] and "no module 'nowhere'" in errors[1]
     assert "WN110" in done.stdout
+
+
+@pytest.mark.parametrize("loop", [
+    "    for name, child in model.named_children():\n        if name != \"conv_post\":\n            wnaudit.fold_weight_norm(child)\n",
+    "    for name, child in model.named_children():\n        if name == \"conv_post\":\n            continue\n        wnaudit.fold_weight_norm(child)\n",
+], ids=["guarded", "continue"])
+def test_a_loop_that_skips_some_parts_is_a_partial_fold(tmp_path: Path, loop: str):
+    """The CosyVoice3 shape: every child folded but one, which nothing folds later: reported, with what it leaves
+    (item 4)."""
+    root = _project(tmp_path / "voc")
+    (root / "vocoder" / "from_yaml.py").unlink()
+    serve = root / "vocoder" / "serve.py"
+    serve.write_text("import wnaudit\n" + serve.read_text().replace("    model.eval()\n", "    model.eval()\n" + loop))
+    found = _findings(root)
+    assert found and all("stays live at `vocoder/serve.py:10`" in str(f["message"]) for f in found)
+    assert "runs only where `" in str(found[0]["message"]) and "the other parts stay live" in str(found[0]["message"])

@@ -78,6 +78,9 @@ class Use:
     #: A fold by the legacy weight-norm remover alone: it folds nothing the modern spelling applied (it raises,
     #: and a ``try``/``except`` around it hides that; issue 35).
     legacy: bool = False
+    #: A fold inside ``for name, child in model.named_children():`` that a test on ``name`` guards (or skips with
+    #: ``continue``): the test as written.  It folds only some parts; the others stay live (issue 35).
+    partial: str = ""
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,8 @@ class ServingFacts:
     saving_scopes: set[int] = field(default_factory=set)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
     folding_scopes: set[int] = field(default_factory=set)
+    #: The same for folds by the legacy weight-norm remover alone: taken as folded only for the legacy spelling.
+    legacy_folding_scopes: set[int] = field(default_factory=set)
     #: Line ranges of the module's own ``if __name__ == "__main__":`` blocks (their first and last lines).
     main_lines: list[tuple[int, int]] = field(default_factory=list)
     #: Module-level functions the module names only inside those blocks: short name -> their function numbers.
@@ -263,6 +268,8 @@ class _Walker(Visitor):
         #: Work for after the walk, when every binding is known: (kind, node, frame, extra).
         self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
+        #: id of a call in a ``named_*`` module loop that a test on the part's name guards -> that test (``partial``).
+        self.skipping: dict[int, str] = {}
         #: What code does with a name or ``self.<name>``: (function number or class, key) -> members used.
         self.usage: dict[tuple[object, str], Members] = {}
         #: (function number or class, key) where the model leaves the code (returned, passed, stored).
@@ -350,6 +357,7 @@ class _Walker(Visitor):
         self._bind(node.target, node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.skipping.update(_skipping_calls(node))
         target, model = _module_loop(node)
         self._bind(node.target, None)
         if target is not None and model is not None:
@@ -1055,7 +1063,9 @@ class _Linker:
         if names & _FOLDS:
             refs = self.model_refs(first, frame) if first is not None else ()
             legacy = names & _FOLDS <= _LEGACY_REMOVERS
-            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy), frame)
+            partial = self.walker.skipping.get(id(node), "")
+            use = Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy, partial=partial)
+            self._fold(use, frame)
             return True
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "apply" and first is not None:
@@ -1175,7 +1185,10 @@ class _Linker:
 
     def _fold(self, use: Use, frame: _Frame) -> None:
         self.facts.folds.append(use)
-        self.facts.folding_scopes.add(frame.number)
+        if use.legacy:
+            self.facts.legacy_folding_scopes.add(frame.number)  # folds the legacy spelling alone
+        elif not use.partial:
+            self.facts.folding_scopes.add(frame.number)
         if frame.body is not None:
             frame.body.folds = True
             frame.body.folds_modern = frame.body.folds_modern or not use.legacy
@@ -1238,6 +1251,34 @@ def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.exp
     for _ in range(pairs + call.func.attr.startswith("named_")):
         target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
     return (target, call.func.value) if isinstance(target, ast.Name) else (None, None)
+
+
+def _skipping_calls(node: ast.For | ast.AsyncFor) -> dict[int, str]:
+    """The calls of ``for name, child in model.named_children():`` that a test on ``name`` keeps from some parts.
+
+    ``if name != "f0_predictor": fold(child)`` guards them; ``if name == "f0_predictor": continue`` skips every call
+    after it in the loop body.  Each call's id -> the test as written.
+    """
+    iterator = node.iter
+    if not (
+        isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Attribute) and iterator.func.attr.startswith("named_")
+        and isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name)
+    ):
+        return {}
+    name = node.target.elts[0].id
+    found: dict[int, str] = {}
+    skipped = ""
+    for statement in node.body:
+        if skipped:
+            found.update((id(call), skipped) for call in ast.walk(statement) if isinstance(call, ast.Call))
+        if not isinstance(statement, ast.If) or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.test)):
+            continue
+        test = ast.unparse(statement.test)
+        found.update((id(call), test) for part in statement.body for call in ast.walk(part) if isinstance(call, ast.Call))
+        found.update((id(call), f"not ({test})") for part in statement.orelse for call in ast.walk(part) if isinstance(call, ast.Call))
+        if any(isinstance(n, ast.Continue) for n in statement.body):
+            skipped = f"not ({test})"
+    return found
 
 
 def _is_super(node: ast.expr) -> bool:

@@ -1025,8 +1025,8 @@ class ServingIndex:
         if facts is None:
             return ""
         for fold in facts.folds:
-            if fold.scope == use.scope and self._reaches(file, fold.refs, carriers):
-                return fold.what
+            if fold.scope == use.scope and not fold.partial and self._reaches(file, fold.refs, carriers):
+                return fold.what  # a partial one folds what it reaches, once: a full fold beside it is safe
         removers = set(folding) | {
             name for key in family if (cls := self._class(key)) is not None for name, body in cls.methods.items() if body.folds
         }
@@ -1109,7 +1109,7 @@ class ServingIndex:
         self, start: Key, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], uncalled: bool,
     ) -> str:
         """The message's evidence: a fold that runs only in training, one under a flag nobody passes, or what was sought."""
-        why = self._in_training_only(files, carriers, folding) or self._flag_guarded(family, folding)
+        why = self._in_training_only(files, carriers, folding) or self._flag_guarded(family, folding) or self._partial(files, carriers)
         if why or uncalled:
             return why
         return (
@@ -1166,8 +1166,8 @@ class ServingIndex:
         that function's sites only) instead of counting as a fold of every instance.
         """
         for use in facts.folds:
-            if use.legacy and self._modern:
-                continue  # the legacy remover on the modern spelling raises: no fold (WN101 says so)
+            if (use.legacy and self._modern) or use.partial:
+                continue  # the legacy remover on the modern spelling raises (WN101); a loop skipping parts leaves them
             if use.scope not in facts.training_scopes and self._reaches(file, use.refs, carriers):
                 if local is None or not self._all_fresh(file, use.refs):
                     return True
@@ -1283,6 +1283,7 @@ class ServingIndex:
         for use in facts.inference:
             if (
                 use.scope in facts.training_scopes or use.scope in facts.folding_scopes or use.scope in facts.saving_scopes
+                or (use.scope in facts.legacy_folding_scopes and not self._modern)
                 or self._smoke_test(file, facts, use)
             ):
                 continue
@@ -1350,6 +1351,15 @@ class ServingIndex:
         for name, _, scope in sorted(facts.attribute_calls):
             if scope in facts.training_scopes and name in folding:
                 yield f"`.{name}()`", scope
+
+    def _partial(self, files: list[Path], carriers: set[Key]) -> str:
+        """The message's evidence: a fold in a loop over the model's parts that skips some of them (issue 35)."""
+        for file in files:
+            facts = self.facts(file)
+            for use in facts.folds if facts is not None else ():
+                if use.partial and self._reaches(file, use.refs, carriers):
+                    return f"{use.what if use.what.startswith('`') else f'`{use.what}`'} runs only where `{use.partial}`: the other parts stay live"
+        return ""
 
     def _flag_guarded(self, family: set[Key], folding: set[str]) -> str:
         """The message's evidence: a removal a method of the family makes only under a flag nobody passes."""
