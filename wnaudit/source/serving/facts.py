@@ -1253,31 +1253,38 @@ def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.exp
     return (target, call.func.value) if isinstance(target, ast.Name) else (None, None)
 
 
+def _named_loop_variable(node: ast.For | ast.AsyncFor) -> str:
+    """``name`` of ``for name, child in model.named_children():`` ("": not such a loop)."""
+    iterator, target = node.iter, node.target
+    if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Attribute) and iterator.func.attr.startswith("named_")):
+        return ""
+    if not (isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name)):
+        return ""
+    return target.elts[0].id
+
+
+def _calls_in(statements: list[ast.stmt], test: str) -> dict[int, str]:
+    return {id(call): test for part in statements for call in ast.walk(part) if isinstance(call, ast.Call)}
+
+
 def _skipping_calls(node: ast.For | ast.AsyncFor) -> dict[int, str]:
     """The calls of ``for name, child in model.named_children():`` that a test on ``name`` keeps from some parts.
 
     ``if name != "f0_predictor": fold(child)`` guards them; ``if name == "f0_predictor": continue`` skips every call
     after it in the loop body.  Each call's id -> the test as written.
     """
-    iterator = node.iter
-    if not (
-        isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Attribute) and iterator.func.attr.startswith("named_")
-        and isinstance(node.target, ast.Tuple) and node.target.elts and isinstance(node.target.elts[0], ast.Name)
-    ):
-        return {}
-    name = node.target.elts[0].id
+    name = _named_loop_variable(node)
     found: dict[int, str] = {}
     skipped = ""
-    for statement in node.body:
-        if skipped:
-            found.update((id(call), skipped) for call in ast.walk(statement) if isinstance(call, ast.Call))
+    for position, statement in enumerate(node.body if name else ()):
         if not isinstance(statement, ast.If) or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.test)):
             continue
         test = ast.unparse(statement.test)
-        found.update((id(call), test) for part in statement.body for call in ast.walk(part) if isinstance(call, ast.Call))
-        found.update((id(call), f"not ({test})") for part in statement.orelse for call in ast.walk(part) if isinstance(call, ast.Call))
-        if any(isinstance(n, ast.Continue) for n in statement.body):
+        found.update(_calls_in(statement.body, test))
+        found.update(_calls_in(statement.orelse, f"not ({test})"))
+        if not skipped and any(isinstance(n, ast.Continue) for n in statement.body):
             skipped = f"not ({test})"
+            found.update(_calls_in(node.body[position + 1 :], skipped))
     return found
 
 
