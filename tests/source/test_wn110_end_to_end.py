@@ -309,3 +309,64 @@ def test_a_loop_that_skips_some_parts_is_a_partial_fold(tmp_path: Path, loop: st
     found = _findings(root)
     assert found and all("stays live at `vocoder/serve.py:10`" in str(f["message"]) for f in found)
     assert "runs only where `" in str(found[0]["message"]) and "the other parts stay live" in str(found[0]["message"])
+
+
+SYNTH = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+
+
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Synthesizer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flow = Flow()
+        self.dec = Decoder()
+
+    def forward(self, x):
+        return self.dec(self.flow(x))
+"""
+SYNTH_SERVE = """
+import torch
+import wnaudit
+
+from .synth import Synthesizer
+
+
+def load(path):
+    model = Synthesizer()
+    model.load_state_dict(torch.load(path, weights_only=True))
+    model.eval()
+    wnaudit.fold_weight_norm(model.dec)
+    return model
+"""
+
+
+def test_a_fold_of_one_part_leaves_the_siblings_the_forward_runs_reported(tmp_path: Path):
+    """``fold(model.dec)`` folds the decoder; the flow the served forward also runs stays live (item 4)."""
+    root = tmp_path / "voc"
+    (root / "voc").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    (root / "voc" / "__init__.py").write_text("")
+    (root / "voc" / "synth.py").write_text(textwrap.dedent(SYNTH).lstrip())
+    (root / "voc" / "serve.py").write_text(textwrap.dedent(SYNTH_SERVE).lstrip())
+    found = _findings(root)
+    assert [(f["path"], f["line"]) for f in found] == [("voc/synth.py", 8)]
+    assert "nothing folds `Flow`" in str(found[0]["message"])

@@ -1061,7 +1061,9 @@ class _Linker:
     def _folds(self, node: ast.Call, names: frozenset[str], first: ast.expr | None, frame: _Frame) -> bool:
         """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""
         if names & _FOLDS:
-            refs = self.model_refs(first, frame) if first is not None else ()
+            # ``fold(model.dec)`` folds that part, not its siblings: recorded as the member (``index`` falls back
+            # to the whole model where the member resolves to nothing)
+            refs = (self.member_refs(first, frame) or self.model_refs(first, frame)) if first is not None else ()
             legacy = names & _FOLDS <= _LEGACY_REMOVERS
             partial = self.walker.skipping.get(id(node), "")
             use = Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy, partial=partial)
@@ -1187,8 +1189,8 @@ class _Linker:
         self.facts.folds.append(use)
         if use.legacy:
             self.facts.legacy_folding_scopes.add(frame.number)  # folds the legacy spelling alone
-        elif not use.partial:
-            self.facts.folding_scopes.add(frame.number)
+        elif not use.partial and not any(ref[0] == "sub" for ref in use.refs):
+            self.facts.folding_scopes.add(frame.number)  # a fold of a member is linked to that member alone
         if frame.body is not None:
             frame.body.folds = True
             frame.body.folds_modern = frame.body.folds_modern or not use.legacy

@@ -1025,7 +1025,7 @@ class ServingIndex:
         if facts is None:
             return ""
         for fold in facts.folds:
-            if fold.scope == use.scope and not fold.partial and self._reaches(file, fold.refs, carriers):
+            if fold.scope == use.scope and not fold.partial and self._fold_reaches(file, fold.refs, carriers):
                 return fold.what  # a partial one folds what it reaches, once: a full fold beside it is safe
         removers = set(folding) | {
             name for key in family if (cls := self._class(key)) is not None for name, body in cls.methods.items() if body.folds
@@ -1101,6 +1101,25 @@ class ServingIndex:
             }
         return out
 
+    def _fold_reaches(self, file: Path, refs: Iterable[Ref], carriers: set[Key]) -> bool:
+        """A fold API given a carrier: ``fold(model.dec)`` reaches what ``dec`` holds, not the siblings the served
+        forward also runs (issue 35); a member that resolves to nothing stands for its owner, as before."""
+        for ref in refs:
+            found = self.instances(file, ref)
+            while not found and ref[0] == "sub" and len(ref) > 2:
+                ref = tuple(ref[2:])
+                found = self.instances(file, ref)
+            if found & carriers:
+                return True
+        return False
+
+    @staticmethod
+    def _owner_ref(ref: Ref) -> Ref:
+        """The model a member reference belongs to (``model`` of ``model.dec``)."""
+        while ref[0] == "sub" and len(ref) > 2:
+            ref = tuple(ref[2:])
+        return ref
+
     def _all_fresh(self, file: Path, refs: Iterable[Ref]) -> bool:
         refs = tuple(refs)
         return bool(refs) and all(self._fresh(file, ref) for ref in refs)
@@ -1168,8 +1187,8 @@ class ServingIndex:
         for use in facts.folds:
             if (use.legacy and self._modern) or use.partial:
                 continue  # the legacy remover on the modern spelling raises (WN101); a loop skipping parts leaves them
-            if use.scope not in facts.training_scopes and self._reaches(file, use.refs, carriers):
-                if local is None or not self._all_fresh(file, use.refs):
+            if use.scope not in facts.training_scopes and self._fold_reaches(file, use.refs, carriers):
+                if local is None or not self._all_fresh(file, [self._owner_ref(r) for r in use.refs]):
                     return True
                 local.add((file, use.scope))
         for call in facts.helper_calls:
@@ -1340,7 +1359,7 @@ class ServingIndex:
     def _training_folds(self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str]) -> Iterable[tuple[str, int]]:
         """Folds of a carrier made in the file's training functions: (the fold as a message quotes it, its function)."""
         for use in facts.folds:
-            if use.scope in facts.training_scopes and self._reaches(file, use.refs, carriers):
+            if use.scope in facts.training_scopes and self._fold_reaches(file, use.refs, carriers):
                 yield (use.what if use.what.startswith("`") else f"`{use.what}`"), use.scope
         for call in facts.helper_calls:
             if call.scope in facts.training_scopes and call.callee and self._helper_folds(file, call, carriers, folding):
@@ -1357,7 +1376,7 @@ class ServingIndex:
         for file in files:
             facts = self.facts(file)
             for use in facts.folds if facts is not None else ():
-                if use.partial and self._reaches(file, use.refs, carriers):
+                if use.partial and self._fold_reaches(file, use.refs, carriers):
                     return f"{use.what if use.what.startswith('`') else f'`{use.what}`'} runs only where `{use.partial}`: the other parts stay live"
         return ""
 
