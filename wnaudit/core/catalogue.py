@@ -250,6 +250,10 @@ PARAMETRIZE_CACHED = "torch.nn.utils.parametrize.cached"
 #: Signs that a function trains the model (its ``.eval()`` is a validation step, not serving).
 TRAINING_METHODS: frozenset[str] = frozenset({"backward", "zero_grad"})
 TRAINING_API_PREFIXES: tuple[str, ...] = ("torch.optim.",)
+#: Calls that write a checkpoint: a function (or script) making one prepares weights, it does not serve them.
+CHECKPOINT_SAVERS: frozenset[str] = frozenset({
+    "torch.save", "safetensors.torch.save_file", "safetensors.torch.save_model",
+})
 #: Library base classes whose inherited ``from_pretrained`` builds the model, loads its weights and calls
 #: ``eval()`` on it (transformers, diffusers, huggingface_hub): a subclass is an inference entry point of the
 #: package that defines it, whether or not the package itself calls it.

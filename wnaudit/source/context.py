@@ -72,7 +72,19 @@ class Context:
                 self.workspace.project_files, self.workspace.serving_facts, self.workspace.config_targets,
                 self.workspace.serving_ahead,
             )
+            self._serving.excluded = self.workspace.excluded
+            self._serving.modern_only = self._modern_only
+            self._serving.declare(self.workspace.serving_entries, self.workspace.config_root)
         return self._serving
+
+    def _modern_only(self, key: "tuple[Path, str]") -> bool:
+        """The unit applies weight norm in the modern spelling alone (WN110: the legacy remover cannot fold it)."""
+        # Read from the linted file's own facts only: memoising styles here would change what other rules see.
+        summary = self._given.get(str(key[0]))
+        styles = [
+            a.styles for a in summary.applications if a.site.unit == key[1] and a.kind == catalogue.Kind.WEIGHT_NORM.value
+        ] if summary is not None else []
+        return bool(styles) and all(style == {catalogue.Style.MODERN.value} for style in styles)
 
     def serving_failures(self) -> "dict[Path, Exception]":
         """The files WN110's index read as code and could not parse (none when it was not needed)."""

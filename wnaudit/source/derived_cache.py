@@ -243,6 +243,13 @@ class Verdict(NamedTuple):
     #: Why the fix has no safe point for the fold ("": it has; ``serving/fold_point.py``), kept so a warm run never
     #: parses the serving file: it rests on that file's bytes, a ``serving_reads`` observation like the verdict.
     no_fold: str = ""
+    #: Further inference sites no fold covers, each a verdict's fields without ``others`` (issue 35: every site
+    #: the rule knows of is folded by the fix or reported).
+    others: tuple[tuple[Any, ...], ...] = ()
+
+    def all_sites(self) -> "list[Verdict]":
+        """This verdict and one per further site (as stored: tuples, or lists once read back from JSON)."""
+        return [self._replace(others=()), *(Verdict(*other[:11]) for other in self.others)]
 
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
@@ -420,13 +427,16 @@ class DerivedAnswers:
         self._loaded = self._sizes()
 
     @classmethod
-    def open(cls, cache: SummaryCache | None, roots: Iterable[Path], scope: Iterable[str] = ()) -> "DerivedAnswers":
+    def open(
+        cls, cache: SummaryCache | None, roots: Iterable[Path], scope: Iterable[str] = (), settings: Iterable[str] = (),
+    ) -> "DerivedAnswers":
         """The record for these source roots (and ``scope``), checked against the disk (empty when absent, damaged or stale).
 
         ``scope``: where a small run's files live (``SMALL_RUN``); such a run keeps a record of its own
         (checking a whole tree's record cost a one-file run more than the answers it keeps save).
+        ``settings``: the configuration the answers depend on (excludes, declared serving entries).
         """
-        key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope))
+        key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope), list(settings))
         answers = cls(cache, key)
         if cache is not None:
             answers._load(cache.store.get(RECORDS, key))

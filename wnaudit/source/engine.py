@@ -23,6 +23,7 @@ from ..common.options import RunOptions
 from .context import Context
 from .diff import unified_patch
 from .fixer import FixError, apply_fixes
+from .serving.entries import entry_errors
 from .model import FileSummary
 from .pipeline.analyse import check_syntax, compiles_quietly, parse_syntax, summarize, summarize_at, syntax_message
 from .pipeline.apply import Files, apply_plan, commit, pending, recover
@@ -104,6 +105,12 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
     finally:
         workspace.close_workers()
     result.errors.extend(InputError(path, message) for path, message in served)
+    if config.serving:  # declared entries the project does not define: a config error each (never imported)
+        pyproject = str(Path(config.root) / "pyproject.toml")
+        result.errors.extend(
+            InputError(pyproject, message)
+            for message in entry_errors(config.serving, workspace.project, Path(config.root), workspace.source_bytes)
+        )
     result.parsed_sources = sum(item.parsed for item in found.scanned) + len(served)
     workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
     if (options.fix or options.diff) and plan.edits:

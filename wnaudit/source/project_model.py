@@ -125,10 +125,15 @@ class ProjectModel:
         """Where the application at ``line`` of ``unit`` is served unfolded (None: it is not, or it never applies)."""
         if not self.selected((file, unit), line):
             return None
-        index = self.serving
-        served = index.served((file, unit))
+        served = self.serving.served((file, unit))
         if served is None:
             return None
+        first = self._verdict_at(file, served)
+        return first._replace(others=tuple(tuple(self._verdict_at(file, other)) for other in served.others))
+
+    def _verdict_at(self, file: Path, served: Served) -> Verdict:
+        """The verdict for one inference site of the application's model."""
+        index = self.serving
         site = served.site
         root = index.root_of(file)[0]
         try:
@@ -144,10 +149,17 @@ class ProjectModel:
 
     def _no_fold_point(self, served: Served, target: str) -> str:
         """Why the fix has no safe point for the fold in the serving code ("": it has), kept with the verdict."""
+        before_load = ", and a fold before the load would break it"
         if served.site.kind == "inherited":
-            return "the weights are loaded inside the library's `from_pretrained`, which no project line follows"
+            return "the weights are loaded inside the library's `from_pretrained`, which no project line follows" + before_load
+        if served.removal:
+            return (
+                f"`{served.removal}` already runs there and does not fold it (as the legacy remover on the modern "
+                "spelling, WN101), and a second removal beside it would raise; make that removal fold"
+            )
         # Read through the workspace: the serving file's digest is an observation the kept verdict rests on.
-        return no_fold_point(str(served.file), self._source_bytes(served.file), served.site.line, target)
+        why = no_fold_point(str(served.file), self._source_bytes(served.file), served.site.line, target)
+        return why + before_load if why else ""
 
     def _own_removal(self, served: Served) -> str:
         """The uncalled removal method of the served model when it provably folds all its weight norm ("": not sure)."""

@@ -136,6 +136,12 @@ class Workspace:
             project.listing_stamps = {}  # its listings are observations of the kept answers: keyed like the files read
         #: ``[tool.wnaudit] fix-fold``: what WN110's fix calls (``Config.fix_fold``; set by ``new_workspace``).
         self.fix_fold = "auto"
+        #: ``exclude`` / ``extend-exclude``: an excluded file is never WN110's inference site nor its fold's home
+        #: (``Config.is_path_excluded``; set by ``new_workspace``).
+        self.excluded: Callable[[Path], bool] = _nothing_excluded
+        #: ``[tool.wnaudit] serving``: declared serving entry points, and the config root they resolve from.
+        self.serving_entries: tuple[str, ...] = ()
+        self.config_root = Path.cwd()
         #: What this run used of the files it read from disk, as ``derived_cache.Observations`` holds it.
         self._seen_contents: dict[str, list] = {}
         self._seen_definitions: dict[str, list] = {}
@@ -616,3 +622,8 @@ class Workspace:
                         result = self.bound_choice(values[0], self.project.locate(target_path), depth + 1)
         self._choice_memo[key] = result
         return result
+
+
+def _nothing_excluded(path: Path) -> bool:
+    """No exclude pattern in force (a workspace built without a config)."""
+    return False

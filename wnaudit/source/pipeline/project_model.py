@@ -40,9 +40,12 @@ def new_workspace(
     project = Project(config.source_roots)
     answers = None
     if derived and summaries is not None:
-        answers = DerivedAnswers.open(summaries, project.roots, _scope(files) if len(files) <= SMALL_RUN else [])
+        settings = [*config.exclusions, *config.serving]  # WN110's kept verdicts rest on them too
+        answers = DerivedAnswers.open(summaries, project.roots, _scope(files) if len(files) <= SMALL_RUN else [], settings)
     workspace = Workspace(project, _summarize_located, cache, summaries, answers)
     workspace.fix_fold = config.fix_fold
+    workspace.excluded = config.is_path_excluded
+    workspace.serving_entries, workspace.config_root = config.serving, Path(config.root)
     return workspace
 
 

@@ -20,7 +20,7 @@ from ...common.findings import Applicability, Severity
 from ..derived_cache import Verdict
 from ..model import FileSummary
 from . import _selection_examples as selection
-from .base import LOCAL_FOLD, LOCAL_FOLD_TEXT, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Valid
+from .base import LOCAL_FOLD, LOCAL_FOLD_TEXT, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Site, Valid
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -91,7 +91,7 @@ _PARTS = (
     "    def __call__(self, mel):\n"
 )
 #: Why a model built bare takes no fix where its weights come in after, outside that scope (``serving/fold_point.py``).
-_NO_FIX = "; no fix offered: {why}, and a fold before the load would break it"
+_NO_FIX = "; no fix offered: {why}"
 _FIXED_HEADER = _HEADER + LOCAL_FOLD_TEXT + "\n\n"
 _REMOVAL_METHOD = (
     "\n    def remove_weight_norm(self):\n"
@@ -521,16 +521,21 @@ class NeverFoldedWeightNorm(Rule):
             verdict = known[key]
             if verdict is None:
                 continue
-            statement, module, local, said = _fold(verdict, context.workspace.fix_fold)
             site = summary.applications[position].site
-            if verdict.no_fold:
-                yield Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=verdict.no_fold), None)
-                continue
-            insert = Insertion(
-                file=verdict.file, line=verdict.line, statement=statement, module=module,
-                placement="after" if verdict.kind == "mode" else "before", target=verdict.target, local=local,
-            )
-            yield Candidate(self.code, site, _message(verdict, said), None, insert)
+            # One finding per inference site no fold covers: the fix folds at each (issue 35).
+            for each in verdict.all_sites():
+                yield self._candidate(site, each, context.workspace.fix_fold)
+
+    def _candidate(self, site: Site, verdict: Verdict, choice: str) -> Candidate:
+        """The finding at the application for one inference site, with the fold the fix adds there."""
+        statement, module, local, said = _fold(verdict, choice)
+        if verdict.no_fold:
+            return Candidate(self.code, site, _message(verdict, said) + _NO_FIX.format(why=verdict.no_fold), None)
+        insert = Insertion(
+            file=verdict.file, line=verdict.line, statement=statement, module=module,
+            placement="after" if verdict.kind == "mode" else "before", target=verdict.target, local=local,
+        )
+        return Candidate(self.code, site, _message(verdict, said), None, insert)
 
 
 def _fold(verdict: Verdict, choice: str) -> tuple[str, str, bool, str]:

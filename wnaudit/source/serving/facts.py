@@ -38,6 +38,11 @@ _REMOVERS = frozenset(
     api for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM for api in s.remove_apis
 )
 _FOLDS = _REMOVERS | frozenset(catalogue.FOLDING_APIS)
+#: The legacy weight-norm removers: on a module the modern spelling parametrized they raise ``ValueError``.
+_LEGACY_REMOVERS = frozenset(
+    api for s in catalogue.SPELLINGS if s.kind is catalogue.Kind.WEIGHT_NORM and s.style is catalogue.Style.LEGACY
+    for api in s.remove_apis
+)
 _CAPTURES = frozenset(catalogue.INFERENCE_CAPTURES)
 _CONTEXTS = frozenset(catalogue.INFERENCE_CONTEXTS)
 _MAX_DEPTH = 16
@@ -70,6 +75,12 @@ class Use:
     members: tuple[str, ...] = ()
     #: The model leaves that code (returned, handed to a call, stored): anything may run it.
     whole: bool = True
+    #: A fold by the legacy weight-norm remover alone: it folds nothing the modern spelling applied (it raises,
+    #: and a ``try``/``except`` around it hides that; issue 35).
+    legacy: bool = False
+    #: A fold inside ``for name, child in model.named_children():`` that a test on ``name`` guards (or skips with
+    #: ``continue``): the test as written.  It folds only some parts; the others stay live (issue 35).
+    partial: str = ""
 
 
 @dataclass(frozen=True)
@@ -94,6 +105,8 @@ class Body:
     line: int
     #: Calls a remover or a fold API itself.
     folds: bool = False
+    #: Calls a remover or fold API other than the legacy weight-norm remover: it may fold the modern spelling.
+    folds_modern: bool = False
     #: Attribute names it calls (``self.fold()``, ``layer.remove_weight_norm()``).
     calls: set[str] = field(default_factory=set)
     #: Those of ``calls`` made only under ``if flag:`` on a parameter that defaults to false: what the
@@ -103,6 +116,9 @@ class Body:
     callees: set[str] = field(default_factory=set)
     #: Instances it returns (a loader function returning a model).
     returns: list[Ref] = field(default_factory=list)
+    #: Each ``return <name>`` of a model, as an inference site: a declared serving entry (``[tool.wnaudit]
+    #: serving``) hands what it returns to inference, so the fold goes before that return (issue 35).
+    returned_at: list[Use] = field(default_factory=list)
     #: A classmethod or staticmethod that puts what it builds in eval mode (``from_pretrained``): its ``eval()``
     #: calls in order (a loader may evaluate several models; WN110 names the one of the served carrier).
     evaluates: list[Use] = field(default_factory=list)
@@ -180,8 +196,13 @@ class ServingFacts:
     #: Functions that train (an optimizer, ``backward()``, ``train()``; their ``eval()`` is validation), by
     #: scope, with their names (qualified; the module's name at module level) for a message to name them.
     training_names: dict[int, str] = field(default_factory=dict)
+    #: Functions that write a checkpoint (``torch.save``; the module itself at scope 0, a script): they make weights
+    #: for others to serve, so their ``eval()`` or ``no_grad`` block is no inference site and no place for a fold.
+    saving_scopes: set[int] = field(default_factory=set)
     #: Functions with an unlinked fold or ``parametrize.cached()``: their inference is taken as folded.
     folding_scopes: set[int] = field(default_factory=set)
+    #: The same for folds by the legacy weight-norm remover alone: taken as folded only for the legacy spelling.
+    legacy_folding_scopes: set[int] = field(default_factory=set)
     #: Line ranges of the module's own ``if __name__ == "__main__":`` blocks (their first and last lines).
     main_lines: list[tuple[int, int]] = field(default_factory=list)
     #: Module-level functions the module names only inside those blocks: short name -> their function numbers.
@@ -247,6 +268,8 @@ class _Walker(Visitor):
         #: Work for after the walk, when every binding is known: (kind, node, frame, extra).
         self.pending: list[tuple[str, "ast.AST | list[ast.expr]", _Frame, object]] = []
         self.module = module
+        #: id of a call in a ``named_*`` module loop that a test on the part's name guards -> that test (``partial``).
+        self.skipping: dict[int, str] = {}
         #: What code does with a name or ``self.<name>``: (function number or class, key) -> members used.
         self.usage: dict[tuple[object, str], Members] = {}
         #: (function number or class, key) where the model leaves the code (returned, passed, stored).
@@ -334,6 +357,7 @@ class _Walker(Visitor):
         self._bind(node.target, node.value)
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.skipping.update(_skipping_calls(node))
         target, model = _module_loop(node)
         self._bind(node.target, None)
         if target is not None and model is not None:
@@ -746,7 +770,11 @@ class _Linker:
             self._attribute(node, frame, str(extra))  # type: ignore[arg-type]
         elif kind == "return":
             assert isinstance(extra, Body)
-            extra.returns.extend(self.refs(node, frame))  # type: ignore[arg-type]
+            refs = self.refs(node, frame)  # type: ignore[arg-type]
+            extra.returns.extend(refs)
+            if refs and isinstance(node, (ast.Name, ast.Attribute)):
+                target = ast.unparse(node)
+                extra.returned_at.append(Use(node.lineno, node.col_offset + 1, f"`return {target}`", tuple(refs), frame.number, target, "call"))
         elif kind == "bases":
             assert isinstance(extra, ClassFacts)
             extra.bases = self._bases(node, frame)  # type: ignore[arg-type]
@@ -882,6 +910,8 @@ class _Linker:
         first = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
         if _trains(node, names):
             self.facts.training_names[frame.number] = frame.scope.qualname
+        if names & catalogue.CHECKPOINT_SAVERS:
+            self.facts.saving_scopes.add(frame.number)
         self._note_registration(node, frame)
         self._note_config_dirs(node, names)
         if frame.body is not None:
@@ -1031,8 +1061,13 @@ class _Linker:
     def _folds(self, node: ast.Call, names: frozenset[str], first: ast.expr | None, frame: _Frame) -> bool:
         """A remover or fold API called, or applied with ``model.apply(fn)`` (True: the call is fully recorded)."""
         if names & _FOLDS:
-            refs = self.model_refs(first, frame) if first is not None else ()
-            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number), frame)
+            # ``fold(model.dec)`` folds that part, not its siblings: recorded as the member (``index`` falls back
+            # to the whole model where the member resolves to nothing)
+            refs = (self.member_refs(first, frame) or self.model_refs(first, frame)) if first is not None else ()
+            legacy = names & _FOLDS <= _LEGACY_REMOVERS
+            partial = self.walker.skipping.get(id(node), "")
+            use = Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy, partial=partial)
+            self._fold(use, frame)
             return True
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "apply" and first is not None:
@@ -1044,7 +1079,8 @@ class _Linker:
         applied = self.names(first, frame)
         receiver = self.model_refs(func.value, frame)
         if applied & _FOLDS:
-            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), receiver, frame.number), frame)
+            legacy = applied & _FOLDS <= _LEGACY_REMOVERS
+            self._fold(Use(node.lineno, node.col_offset + 1, ast.unparse(node), receiver, frame.number, legacy=legacy), frame)
             return True
         if applied:
             self.facts.helper_calls.append(HelperCall(tuple(sorted(applied)), receiver, frame.number, 0))
@@ -1151,9 +1187,13 @@ class _Linker:
 
     def _fold(self, use: Use, frame: _Frame) -> None:
         self.facts.folds.append(use)
-        self.facts.folding_scopes.add(frame.number)
+        if use.legacy:
+            self.facts.legacy_folding_scopes.add(frame.number)  # folds the legacy spelling alone
+        elif not use.partial and not any(ref[0] == "sub" for ref in use.refs):
+            self.facts.folding_scopes.add(frame.number)  # a fold of a member is linked to that member alone
         if frame.body is not None:
             frame.body.folds = True
+            frame.body.folds_modern = frame.body.folds_modern or not use.legacy
 
 
 def _member_name(node: ast.expr) -> str | None:
@@ -1213,6 +1253,41 @@ def _module_loop(node: ast.For | ast.AsyncFor) -> tuple[ast.expr | None, ast.exp
     for _ in range(pairs + call.func.attr.startswith("named_")):
         target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else None
     return (target, call.func.value) if isinstance(target, ast.Name) else (None, None)
+
+
+def _named_loop_variable(node: ast.For | ast.AsyncFor) -> str:
+    """``name`` of ``for name, child in model.named_children():`` ("": not such a loop)."""
+    iterator, target = node.iter, node.target
+    if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Attribute) and iterator.func.attr.startswith("named_")):
+        return ""
+    if not (isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name)):
+        return ""
+    return target.elts[0].id
+
+
+def _calls_in(statements: list[ast.stmt], test: str) -> dict[int, str]:
+    return {id(call): test for part in statements for call in ast.walk(part) if isinstance(call, ast.Call)}
+
+
+def _skipping_calls(node: ast.For | ast.AsyncFor) -> dict[int, str]:
+    """The calls of ``for name, child in model.named_children():`` that a test on ``name`` keeps from some parts.
+
+    ``if name != "f0_predictor": fold(child)`` guards them; ``if name == "f0_predictor": continue`` skips every call
+    after it in the loop body.  Each call's id -> the test as written.
+    """
+    name = _named_loop_variable(node)
+    found: dict[int, str] = {}
+    skipped = ""
+    for position, statement in enumerate(node.body if name else ()):
+        if not isinstance(statement, ast.If) or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.test)):
+            continue
+        test = ast.unparse(statement.test)
+        found.update(_calls_in(statement.body, test))
+        found.update(_calls_in(statement.orelse, f"not ({test})"))
+        if not skipped and any(isinstance(n, ast.Continue) for n in statement.body):
+            skipped = f"not ({test})"
+            found.update(_calls_in(node.body[position + 1 :], skipped))
+    return found
 
 
 def _is_super(node: ast.expr) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 import logging
 import os
 import re
@@ -35,6 +36,8 @@ from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
 from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
+from .entries import module_of
+from .entries import split as split_entry
 from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
@@ -73,6 +76,12 @@ class Served:
     why: str = ""
     #: The model a fold should name where the site's is a mapping of parts (``model["decoder"]``; "": the site's).
     target: str = ""
+    #: Further inference sites of the model that no fold covers, each as its own ``Served`` (issue 35: every site
+    #: is folded by the fix or reported, not only the first one found).
+    others: tuple["Served", ...] = ()
+    #: A removal that already runs at the site on the model (``model.remove_weight_norm()`` that cannot fold):
+    #: a fold added beside it would make one of the two raise, so the fix adds none there ("": none runs).
+    removal: str = ""
 
 
 @dataclass
@@ -140,13 +149,55 @@ class ServingIndex:
         self._mentioned: dict[tuple[Path, str], bool] = {}
         self._construction: dict[Key, set[str]] = {}
         #: Per project root: last parts of the names of the functions that fold (a remover, ``wnaudit.fold*``).
-        self._fold_helpers: dict[Path, frozenset[str]] = {}
+        self._fold_helpers: dict[tuple[Path, bool], frozenset[str]] = {}
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
+        #: Whether a start applies only the modern weight norm (the context's styles): then a fold by the legacy
+        #: remover alone folds nothing (it raises; issue 35), what WN101 reports.
+        self.modern_only: Callable[[Key], bool] = lambda key: False
+        #: Declared serving entries (``declare``), each (its file, its qualified name there, its body); None: not read.
+        self._entries: "list[tuple[Path, str, Body]] | None" = None
+        self._declared: tuple[tuple[str, ...], Path] = ((), Path.cwd())
+        self._modern = False
+        #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
+        self.excluded: Callable[[Path], bool] = lambda path: False
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = FoldSummaries(self._function, self._resolved_all)
         #: Which guarded applications the project's constructions select (``selection.py``).
         self.selection = Selection(self.facts, read, self.lookup, self._files_mentioning)
+
+    def declare(self, entries: tuple[str, ...], root: Path) -> None:
+        """``[tool.wnaudit] serving``: the entry points WN110 checks and fixes (resolved from ``root`` on first need)."""
+        self._declared, self._entries = (entries, root), None
+
+    def entry_bodies(self) -> list[tuple[Path, str, Body]]:
+        """The declared entries the project defines: (file, qualified name, body); the others are config errors."""
+        if self._entries is None:
+            self._entries = []
+            entries, root = self._declared
+            for entry in entries:
+                module, qualname = split_entry(entry)
+                file = module_of(self.project, root, module)
+                facts = self.facts(file) if file is not None else None
+                if file is None or facts is None:
+                    continue
+                head, _, method = qualname.partition(".")
+                prefix = f"{facts.module}." if facts.module else ""
+                cls = facts.classes.get(prefix + head) if method else None
+                body = cls.methods.get(method) if cls is not None else facts.functions.get(prefix + qualname)
+                if body is not None:
+                    self._entries.append((file, prefix + qualname, body))
+        return self._entries
+
+    def _entry_sites(self, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """Each ``return`` of a carrier in a declared entry: the model leaves for inference there (issue 35)."""
+        sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        for file, _, body in self.entry_bodies():
+            for use in body.returned_at:
+                reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
+                if reached:
+                    sites.append((file, use, reached))
+        return sites
 
     # -- files ----------------------------------------------------------------------
     def facts(self, path: Path) -> ServingFacts | None:
@@ -917,6 +968,7 @@ class ServingIndex:
         return result
 
     def _served(self, start: Key) -> Served | None:
+        self._modern = self.modern_only(start)
         pool = self._pool(start[0])
         carriers = self.carriers(start)
         classes = {k for k in carriers if self._class(k) is not None}
@@ -926,37 +978,157 @@ class ServingIndex:
         folding = self._folding_methods(family)
         self._search(pool, folding)
         files = self._serving_files(start, pool, carriers, classes, folding)
-        live = self._live_methods(files)
+        #: Folds of a model built in the same function (``model = Generator(); ...; fold(model)``): they fold that
+        #: object only, so they cover the sites of that function, not those of another that builds its own.
+        local: set[tuple[Path, int]] = set()
         found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
             facts = self.facts(file)
             if facts is None:
                 continue
-            if self._folded_in(file, facts, carriers, folding):
+            if self._folded_in(file, facts, carriers, folding, local):
                 return None  # folded on the way
             found.extend(self._inference_sites(file, facts, carriers))
+        entries = self._entry_sites(carriers)
+        found.extend(entries)
+        live = self._live_methods(files, self._fresh_removals(files, carriers, folding))
         parts = _parts_read(found)
         sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
         if self._removal_method_called(family, folding, live):
             return None
-        chained, why = self._method_folds(files, carriers, family, folding, live)
+        chained, why = self._method_folds(files, carriers, family, folding, live, local)
         if chained:
             return None
         sites.extend(self._self_evaluations(family, classes, folding, carriers))
-        if not sites:
-            return None
         # A site in the project's code first: an inherited library loader only where the code shows no other.
         sites.sort(key=lambda item: (item[1].kind == "inherited", str(item[0]), item[1].line, item[1].column))
-        file, use, reached = sites[0]
+        sites = self._uncovered(sites, local, entries)
+        if not sites:
+            return None
+        served = [self._served_at(start, site, files, carriers, family, folding, live, why) for site in sites]
+        return dataclasses.replace(served[0], others=tuple(served[1:]))
+
+    def _served_at(
+        self, start: Key, site: tuple[Path, Use, frozenset[Key]], files: list[Path], carriers: set[Key], family: set[Key],
+        folding: set[str], live: set[str], why: str,
+    ) -> Served:
+        """The verdict for one inference site: what removal nobody calls there, why a candidate fold does not count."""
+        file, use, reached = site
         uncalled = self._uncalled(reached, family, folding, live)
         why = why or self._why_not_folded(start, files, carriers, family, folding, bool(uncalled))
-        return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers))
+        removal = self._removal_at(file, use, carriers, family, folding)
+        return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers), removal=removal)
+
+    def _removal_at(self, file: Path, use: Use, carriers: set[Key], family: set[Key], folding: set[str]) -> str:
+        """A removal of a carrier, of either spelling, that the site's function already runs (issue 35, item 6)."""
+        facts = self.facts(file)
+        if facts is None:
+            return ""
+        for fold in facts.folds:
+            if fold.scope == use.scope and not fold.partial and self._fold_reaches(file, fold.refs, carriers):
+                return fold.what  # a partial one folds what it reaches, once: a full fold beside it is safe
+        removers = set(folding) | {
+            name for key in family if (cls := self._class(key)) is not None for name, body in cls.methods.items() if body.folds
+        }
+        for refs, name, scope, _, caller in facts.method_calls:
+            if scope == use.scope and not caller and name in removers and self._reaches(file, refs, carriers):
+                return f"{use.target or 'model'}.{name}()"
+        return ""
+
+    def _uncovered(
+        self, sites: list[tuple[Path, Use, frozenset[Key]]], local: set[tuple[Path, int]],
+        entries: "list[tuple[Path, Use, frozenset[Key]]] | None" = None,
+    ) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """The sites no fold covers, one per function that builds its own model, in order (issue 35).
+
+        A site whose model its function builds (a class called, a config or a
+        registry instantiated) is covered only by a fold in that same function:
+        two loaders that each build the model are two models.  A site whose
+        model comes from elsewhere (a loader's result, an attribute) is covered
+        by any fold of the model, as the fold may be where it came from; such
+        sites are reported (one) only where no function building its own is.
+        """
+        fresh: dict[tuple[Path, int], tuple[Path, Use, frozenset[Key]]] = {}
+        other: list[tuple[Path, Use, frozenset[Key]]] = []
+        for site in sites:
+            file, use, _ = site
+            if self.excluded(file):
+                continue  # a loader class in an excluded file: not named, not fixed
+            if use.kind != "inherited" and use.refs and all(self._fresh(file, ref) for ref in use.refs):
+                if (file, use.scope) not in local:
+                    fresh.setdefault((file, use.scope), site)
+            elif not local:
+                other.append(site)
+        found = list(fresh.values()) or other[:1]
+        return self._at_entries(found, [s for s in sites if s in (entries or ()) and s not in found], local) if entries else found
+
+    def _at_entries(
+        self, found: list[tuple[Path, Use, frozenset[Key]]], entries: list[tuple[Path, Use, frozenset[Key]]],
+        local: set[tuple[Path, int]],
+    ) -> list[tuple[Path, Use, frozenset[Key]]]:
+        """Declared entries take the fold: an entry returning a model no fold covers is reported there, and a site
+        in a function the entry calls (the loader it returns from) gives way to it: one fold, at the entry."""
+        placed = {(s[0], s[1].scope) for s in found}  # a site of the entry itself already takes the fold
+        live = [
+            s for s in entries if (s[0], s[1].scope) not in local | placed and not (local and not self._all_fresh(s[0], s[1].refs))
+        ]
+        if not live:
+            return found
+        called = {key for file, _, body in self.entry_bodies() for key in self._resolved_all(file, body.callees)}
+        spans = [(k[0], b.line, b.end_line) for k in called if (b := self._function(k)) is not None]
+        kept = [s for s in found if not any(s[0] == f and first <= s[1].line <= last for f, first, last in spans)]
+        return [*live, *(s for s in kept if s not in live)]
+
+    def _fresh(self, file: Path, ref: Ref) -> bool:
+        """``ref`` is a model built where it is used: a project class called, a config or registry instantiated."""
+        if ref[0] in ("conf", "registry", "members") or (ref[0] == "sub" and len(ref) > 2 and ref[2] == "conf"):
+            return True
+        if ref[0] != "new":
+            return False
+        found = self.lookup(file, ref[1])
+        return found is not None and not found[1] and self._class(found[0]) is not None
+
+    def _fresh_removals(self, files: list[Path], carriers: set[Key], folding: set[str]) -> set[tuple[Path, str, int]]:
+        """Removal methods called, outside methods, only on models built in the calling function: (file, name, scope)."""
+        out: set[tuple[Path, str, int]] = set()
+        for file in files:
+            facts = self.facts(file)
+            calls = facts.method_calls if facts is not None else []
+            mixed = {(name, scope) for refs, name, scope, _, caller in calls if not caller and not self._all_fresh(file, refs)}
+            out |= {
+                (file, name, scope) for refs, name, scope, _, caller in calls
+                if not caller and name in folding and (name, scope) not in mixed and self._reaches(file, refs, carriers)
+            }
+        return out
+
+    def _fold_reaches(self, file: Path, refs: Iterable[Ref], carriers: set[Key]) -> bool:
+        """A fold API given a carrier: ``fold(model.dec)`` reaches what ``dec`` holds, not the siblings the served
+        forward also runs (issue 35); a member that resolves to nothing stands for its owner, as before."""
+        for ref in refs:
+            found = self.instances(file, ref)
+            while not found and ref[0] == "sub" and len(ref) > 2:
+                ref = tuple(ref[2:])
+                found = self.instances(file, ref)
+            if found & carriers:
+                return True
+        return False
+
+    @staticmethod
+    def _owner_ref(ref: Ref) -> Ref:
+        """The model a member reference belongs to (``model`` of ``model.dec``)."""
+        while ref[0] == "sub" and len(ref) > 2:
+            ref = tuple(ref[2:])
+        return ref
+
+    def _all_fresh(self, file: Path, refs: Iterable[Ref]) -> bool:
+        refs = tuple(refs)
+        return bool(refs) and all(self._fresh(file, ref) for ref in refs)
 
     def _why_not_folded(
         self, start: Key, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], uncalled: bool,
     ) -> str:
         """The message's evidence: a fold that runs only in training, one under a flag nobody passes, or what was sought."""
-        why = self._in_training_only(files, carriers, folding) or self._flag_guarded(family, folding)
+        why = self._in_training_only(files, carriers, folding) or self._flag_guarded(family, folding) or self._partial(files, carriers)
         if why or uncalled:
             return why
         return (
@@ -1003,14 +1175,27 @@ class ServingIndex:
     def _reaches(self, file: Path, refs: Iterable[Ref], carriers: set[Key]) -> bool:
         return any(self.instances(file, r) & carriers for r in refs)
 
-    def _folded_in(self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str]) -> bool:
-        """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?"""
+    def _folded_in(
+        self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str],
+        local: "set[tuple[Path, int]] | None" = None,
+    ) -> bool:
+        """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?
+
+        ``local``: where given, a fold of a model built in the same function is recorded there (it covers
+        that function's sites only) instead of counting as a fold of every instance.
+        """
         for use in facts.folds:
-            if use.scope not in facts.training_scopes and self._reaches(file, use.refs, carriers):
-                return True
+            if (use.legacy and self._modern) or use.partial:
+                continue  # the legacy remover on the modern spelling raises (WN101); a loop skipping parts leaves them
+            if use.scope not in facts.training_scopes and self._fold_reaches(file, use.refs, carriers):
+                if local is None or not self._all_fresh(file, [self._owner_ref(r) for r in use.refs]):
+                    return True
+                local.add((file, use.scope))
         for call in facts.helper_calls:
             if call.scope not in facts.training_scopes and self._helper_folds(file, call, carriers, folding):
-                return True
+                if local is None or not self._all_fresh(file, call.refs):
+                    return True
+                local.add((file, call.scope))
         return False
 
     def _helper_folds(self, file: Path, call: HelperCall, carriers: set[Key], folding: set[str]) -> bool:
@@ -1027,6 +1212,7 @@ class ServingIndex:
 
     def _method_folds(
         self, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
+        local: "set[tuple[Path, int]] | None" = None,
     ) -> tuple[bool, str]:
         """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
 
@@ -1064,11 +1250,25 @@ class ServingIndex:
                     continue
                 waiting.remove(call)
                 changed = True
-                if name in folding and self._call_reaches(file, refs, carriers, family):
+                if name in folding and self._folds_every_instance(call, carriers, family, local):
                     return True, ""
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
         return False, self._blocked(waiting.current(), carriers, folding)
+
+    def _folds_every_instance(
+        self, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
+        local: "set[tuple[Path, int]] | None",
+    ) -> bool:
+        """A removal call that runs folds a carrier wherever it is served; one on a model its function builds (outside
+        methods) folds that model only, and is recorded in ``local`` instead (where ``local`` is kept)."""
+        file, refs, _, scope, _, caller = call
+        if not self._call_reaches(file, refs, carriers, family):
+            return False
+        if local is None or caller or not self._all_fresh(file, refs):
+            return True
+        local.add((file, scope))
+        return False
 
     def _note_invoked(
         self, file: Path, refs: tuple[Ref, ...], name: str, pairs: set[tuple[str, str]], invoked: set[tuple[str, str]],
@@ -1097,8 +1297,14 @@ class ServingIndex:
     def _inference_sites(self, file: Path, facts: ServingFacts, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The file's inference sites on a carrier, outside training and folding functions."""
         sites: list[tuple[Path, Use, frozenset[Key]]] = []
+        if self.excluded(file):
+            return sites  # the user's excludes: never named as the inference site, never given a fold
         for use in facts.inference:
-            if use.scope in facts.training_scopes or use.scope in facts.folding_scopes or self._smoke_test(file, facts, use):
+            if (
+                use.scope in facts.training_scopes or use.scope in facts.folding_scopes or use.scope in facts.saving_scopes
+                or (use.scope in facts.legacy_folding_scopes and not self._modern)
+                or self._smoke_test(file, facts, use)
+            ):
                 continue
             reached = frozenset(k for r in use.refs for k in self.instances(file, r) if k in carriers)
             if reached:
@@ -1153,7 +1359,7 @@ class ServingIndex:
     def _training_folds(self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str]) -> Iterable[tuple[str, int]]:
         """Folds of a carrier made in the file's training functions: (the fold as a message quotes it, its function)."""
         for use in facts.folds:
-            if use.scope in facts.training_scopes and self._reaches(file, use.refs, carriers):
+            if use.scope in facts.training_scopes and self._fold_reaches(file, use.refs, carriers):
                 yield (use.what if use.what.startswith("`") else f"`{use.what}`"), use.scope
         for call in facts.helper_calls:
             if call.scope in facts.training_scopes and call.callee and self._helper_folds(file, call, carriers, folding):
@@ -1164,6 +1370,15 @@ class ServingIndex:
         for name, _, scope in sorted(facts.attribute_calls):
             if scope in facts.training_scopes and name in folding:
                 yield f"`.{name}()`", scope
+
+    def _partial(self, files: list[Path], carriers: set[Key]) -> str:
+        """The message's evidence: a fold in a loop over the model's parts that skips some of them (issue 35)."""
+        for file in files:
+            facts = self.facts(file)
+            for use in facts.folds if facts is not None else ():
+                if use.partial and self._fold_reaches(file, use.refs, carriers):
+                    return f"{use.what if use.what.startswith('`') else f'`{use.what}`'} runs only where `{use.partial}`: the other parts stay live"
+        return ""
 
     def _flag_guarded(self, family: set[Key], folding: set[str]) -> str:
         """The message's evidence: a removal a method of the family makes only under a flag nobody passes."""
@@ -1259,11 +1474,11 @@ class ServingIndex:
         for key in sorted(family):
             cls = self._class(key)
             for body in cls.methods.values() if cls is not None else ():
-                if body.evaluates and not body.folds and not any(
+                if body.evaluates and not self._body_folds(body) and not any(
                     self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees)
                 ):  # a loader that folds what it loads is fine
                     sites.append((key[0], self._loader_site(key[0], body.evaluates, carriers), frozenset(classes)))
-                if body.evaluates_self is not None and body.name in _CONSTRUCTION and not body.folds:
+                if body.evaluates_self is not None and body.name in _CONSTRUCTION and not self._body_folds(body):
                     sites.append((key[0], body.evaluates_self, frozenset(classes)))  # frozen by its own constructor
             inherited = self._inherited_loader(key, cls) if cls is not None else None
             if inherited is not None:
@@ -1311,7 +1526,7 @@ class ServingIndex:
                 for name, body in cls.methods.items() if cls is not None else ():
                     if name in names:
                         continue
-                    if body.folds or (body.calls - body.guarded) & names or any(
+                    if self._body_folds(body) or (body.calls - body.guarded) & names or any(
                         self._function_folds(k, names) for k in self._resolved_all(key[0], body.callees, helpers)
                     ):
                         names.add(name)
@@ -1321,15 +1536,20 @@ class ServingIndex:
     def _defines_fold(self, key: Key, name: str, folding: set[str]) -> bool:
         cls = self._class(key)
         body = cls.methods.get(name) if cls is not None else None
-        return body is not None and (body.folds or bool((body.calls - body.guarded) & folding) or any(
+        return body is not None and (self._body_folds(body) or bool((body.calls - body.guarded) & folding) or any(
             self._function_folds(k, folding) for k in self._resolved_all(key[0], body.callees, self._helpers_of(key[0]))
         ))
+
+    def _body_folds(self, body: Body) -> bool:
+        """The body calls a remover or fold API that can fold this start's spelling (the legacy one cannot fold
+        the modern: it raises, however a ``try`` hides it)."""
+        return body.folds_modern if self._modern else body.folds
 
     def _function_folds(self, key: Key, folding: set[str], depth: int = 0) -> bool:
         body = self._function(key)
         if body is None or depth > 8:
             return False
-        if body.folds or (body.calls - body.guarded) & folding:
+        if self._body_folds(body) or (body.calls - body.guarded) & folding:
             return True
         helpers = self._helpers_of(key[0])
         return any(
@@ -1339,7 +1559,7 @@ class ServingIndex:
     def _helpers_of(self, file: Path) -> frozenset[str]:
         """Names of the project's fold helpers: functions that call a remover or a fold API (found by a byte search)."""
         pool = self._pool(file)
-        found = self._fold_helpers.get(pool.root)
+        found = self._fold_helpers.get((pool.root, self._modern))
         if found is None:
             self._search(pool, _FOLD_WORDS)
             names: set[str] = set()
@@ -1348,20 +1568,27 @@ class ServingIndex:
             for path in paths:
                 facts = self.facts(path)
                 for qual, body in facts.functions.items() if facts is not None else ():
-                    if body.folds:
+                    if self._body_folds(body):
                         names.add(_short(qual))
-            found = self._fold_helpers[pool.root] = frozenset(names)
+            found = self._fold_helpers[(pool.root, self._modern)] = frozenset(names)
         return found
 
-    def _live_methods(self, files: list[Path]) -> set[str]:
-        """Method names something calls: from code outside methods, or from methods that are themselves live."""
+    def _live_methods(self, files: list[Path], skip: "set[tuple[Path, str, int]] | None" = None) -> set[str]:
+        """Method names something calls: from code outside methods, or from methods that are themselves live.
+
+        ``skip``: calls (file, name, function) made only on a model that function builds (``_fresh_removals``):
+        they fold that model, which ``_method_folds`` tells apart, not any instance.
+        """
         calls: set[tuple[str, str]] = set()
         guarded: set[tuple[str, str, str]] = set()
         flags: set[tuple[str, str]] = set()
         for file in files:
             facts = self.facts(file)
             if facts is not None:
-                calls |= {(name, caller) for name, caller, scope in facts.attribute_calls if scope not in facts.training_scopes}
+                calls |= {
+                    (name, caller) for name, caller, scope in facts.attribute_calls
+                    if scope not in facts.training_scopes and (file, name, scope) not in (skip or ())
+                }
                 guarded |= facts.guarded_calls
                 flags |= facts.flag_calls
         # A call under ``if flag:`` runs when some call of its method passes ``flag=True``.
