@@ -196,6 +196,10 @@ class ServingFacts:
     table_entries: dict[str, list[str]] = field(default_factory=dict)
     #: Directories the file tells Hydra to read configs from (``initialize(config_path="../configs")``), as written.
     config_dirs: list[str] = field(default_factory=list)
+    #: Type evidence on entries of mappings: ``isinstance(configs["hift"], HiFTGenerator)`` gives
+    #: ``"hift" -> [qualified class names]``. A config the package does not ship (downloaded with the weights)
+    #: is read through it: what it builds under that key is, by the project's own check, such a class.
+    entry_types: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def training_scopes(self) -> KeysView[int]:
@@ -312,6 +316,14 @@ class _Walker(Visitor):
                 self.direct_attr_calls.add(id(value))
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and value is not None:
             self.pending.append(("store", target.value, frame, value))
+            if frame.number and (id(frame.scope), target.value.id) in self.values:
+                self._bind(target.value, _entry_as_mapping(target, value))  # ``parts["hift"] = HiFT()``
+        elif (
+            isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute) and value is not None
+            and isinstance(target.value.value, ast.Name) and target.value.value.id == frame.self_name
+            and frame.class_qual is not None
+        ):
+            self._bind(target.value, _entry_as_mapping(target, value))  # ``self.models["hift"] = HiFT()``
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -618,7 +630,22 @@ class _Linker:
             return self._chosen(func.value, frame, depth)
         if isinstance(func, ast.Call):
             return self._fetched(func, frame)
+        if not names and isinstance(func, ast.Name):
+            return self._chosen_by_name(func.id, frame, depth)
         return tuple(("new", name) for name in sorted(names))
+
+    def _chosen_by_name(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """``cls = REGISTRY[cfg["type"]]`` or ``cls = getattr(models, name)``, then ``cls(...)``: the class the
+        local name was chosen as (issue 35), as if the lookup were called where it is written."""
+        scope = self.resolver.bindings_of(name, frame.scope)
+        out: list[Ref] = []
+        for value, where in self.walker.values.get((id(scope[0]), name), ())[:8] if scope is not None else ():
+            for choice in (value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,):
+                if isinstance(choice, ast.Subscript) and depth <= _MAX_DEPTH:
+                    out.extend(self._chosen(choice.value, where, depth + 1))
+                elif isinstance(choice, ast.Call) and depth <= _MAX_DEPTH:
+                    out.extend(self._fetched(choice, where))
+        return tuple(dict.fromkeys(out))
 
     def _fetched(self, fetch: ast.Call, frame: _Frame) -> tuple[Ref, ...]:
         """``getattr(models, cfg.name)(...)``: a class of that module, chosen by a string (shape d); likewise
@@ -884,6 +911,7 @@ class _Linker:
             self.facts.training_names[frame.number] = frame.scope.qualname
         self._note_registration(node, frame)
         self._note_config_dirs(node, names)
+        self._note_entry_type(node, func, frame)
         if frame.body is not None:
             self._note_parameters(node, names, frame, frame.body)
         if self._folds(node, names, first, frame):
@@ -903,6 +931,23 @@ class _Linker:
                 (frame.class_qual or "") if frame.method else "", frame.method,
             ))
         self._call_under_context(node, func, receiver, frame)
+
+    def _note_entry_type(self, node: ast.Call, func: ast.expr, frame: _Frame) -> None:
+        """``isinstance(configs["hift"], HiFTGenerator)``: the project's own evidence of what that entry holds."""
+        if not (isinstance(func, ast.Name) and func.id == "isinstance" and len(node.args) == 2):
+            return
+        if self.resolver.bindings_of("isinstance", frame.scope) is not None:
+            return
+        entry, types = node.args
+        key = entry.slice if isinstance(entry, ast.Subscript) else None
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value):
+            return
+        names: set[str] = set()
+        for kind in types.elts if isinstance(types, ast.Tuple) else [types]:
+            names |= self.names(kind, frame)
+        project = sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
+        if project:
+            self.facts.entry_types.setdefault(key.value, []).extend(project)
 
     def _note_registration(self, node: ast.Call, frame: _Frame) -> None:
         """``register("hifigan")(HiFiGAN)`` at module level: the decorator applied by hand (a registry may hold it)."""
@@ -1080,7 +1125,8 @@ class _Linker:
         if needed is not None and not (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is needed):
             return False
         line, column = node.lineno, node.col_offset + 1
-        refs = self.model_refs(func.value, frame)
+        keyed = func.value  # ``self.models["hift"].eval()``: that entry, not the whole mapping (issue 35)
+        refs = (self.member_refs(keyed, frame) if isinstance(keyed, ast.Subscript) else ()) or self.model_refs(keyed, frame)
         members, whole = self._usage(func.value, frame)
         site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value), "mode", members, whole)
         body = frame.body
@@ -1172,6 +1218,12 @@ def _config_path(node: ast.expr) -> str:
         parts.append(name)
         node = node.value  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
+
+
+def _entry_as_mapping(target: ast.Subscript, value: ast.expr) -> ast.Dict:
+    """``models["hift"] = HiFT()`` read as one more value of ``models``, a mapping holding that entry (issue 35:
+    models kept in dicts); a key not written is ``"*"``, as for a mapping built whole."""
+    return ast.copy_location(ast.Dict(keys=[target.slice], values=[value]), target)
 
 
 def _entries(node: ast.Call | ast.Dict | ast.DictComp, depth: int = 0) -> list[tuple[str, ast.expr]]:

@@ -28,7 +28,7 @@ def _facts(value: Any) -> ServingFacts:
 #: ``self.<method>(...)`` results, classes chosen from a table; 6: the function of each attribute call, the
 #: names of training functions; 7: registries: class decorators, registrars, table entries, registrations by call; 8: training functions kept
 #: once, by scope with their names).
-_VERSION = 8
+_VERSION = 9
 SERVING_FACTS = Kind("serving", sharded=False, check=_facts)
 
 
