@@ -90,7 +90,9 @@ def _taken(
     removals: list[tuple[str, Removal]] = []
     for key in sorted(graph.callees(builders)):
         holder = graph.summary(key[0])
-        for removal in holder.removals if holder is not None else ():
+        if holder is None:
+            continue
+        for removal in holder.removals:
             if removal.site.unit != key[1] or removal.style != LEGACY or removal.kind != WEIGHT_NORM:
                 continue
             if removal.guard == "dual":
@@ -144,8 +146,10 @@ class _Graph:
         found = list(self.context.callees(key))
         summary = self.summary(key[0])
         unit = summary.units.get(key[1]) if summary is not None else None
+        if summary is None or unit is None:
+            return found
         project = self.context.workspace.project
-        for ref in unit.refs if unit is not None and summary is not None else ():
+        for ref in unit.refs:
             if ref.partition(".")[0] in API_ROOTS or self.context.resolve(summary, ref):
                 continue
             target = project.resolve(ref, project.locate(key[0]))

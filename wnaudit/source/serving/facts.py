@@ -314,16 +314,22 @@ class _Walker(Visitor):
             self.pending.append(("attr", value, frame, target.attr))
             if isinstance(value, ast.Call):
                 self.direct_attr_calls.add(id(value))
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and value is not None:
-            self.pending.append(("store", target.value, frame, value))
-            if frame.number and (id(frame.scope), target.value.id) in self.values:
-                self._bind(target.value, _entry_as_mapping(target, value))  # ``parts["hift"] = HiFT()``
+        elif isinstance(target, ast.Subscript) and value is not None:
+            self._bind_entry(target, value)
+
+    def _bind_entry(self, target: ast.Subscript, value: ast.expr) -> None:
+        """``TABLE[key] = cls`` (a registry's store), and a model kept in a mapping: ``parts["hift"] = HiFT()`` on a
+        local mapping, ``self.models["hift"] = HiFT()`` (issue 35), read as one more value of the mapping."""
+        frame, mapping = self.frame, target.value
+        if isinstance(mapping, ast.Name):
+            self.pending.append(("store", mapping, frame, value))
+            if frame.number and (id(frame.scope), mapping.id) in self.values:
+                self._bind(mapping, _entry_as_mapping(target, value))
         elif (
-            isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute) and value is not None
-            and isinstance(target.value.value, ast.Name) and target.value.value.id == frame.self_name
-            and frame.class_qual is not None
+            isinstance(mapping, ast.Attribute) and isinstance(mapping.value, ast.Name)
+            and mapping.value.id == frame.self_name and frame.class_qual is not None
         ):
-            self._bind(target.value, _entry_as_mapping(target, value))  # ``self.models["hift"] = HiFT()``
+            self._bind(mapping, _entry_as_mapping(target, value))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -626,13 +632,18 @@ class _Linker:
             isinstance(func.value, ast.Name) and func.value.id == frame.self_name
         ):
             return (("ret", cls.qualname, func.attr),)  # ``self.load_model(...)``: what that method returns
+        if isinstance(func, (ast.Subscript, ast.Call)) or (not names and isinstance(func, ast.Name)):
+            return self._chosen_class(func, frame, depth)
+        return tuple(("new", name) for name in sorted(names))
+
+    def _chosen_class(self, func: ast.expr, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """A class chosen where it is called: ``MODELS[name](...)``, ``getattr(models, name)(...)``, or a local name
+        bound to such a choice (``cls = REGISTRY[cfg["type"]]; cls(...)``)."""
         if isinstance(func, ast.Subscript):
             return self._chosen(func.value, frame, depth)
         if isinstance(func, ast.Call):
             return self._fetched(func, frame)
-        if not names and isinstance(func, ast.Name):
-            return self._chosen_by_name(func.id, frame, depth)
-        return tuple(("new", name) for name in sorted(names))
+        return self._chosen_by_name(func.id, frame, depth) if isinstance(func, ast.Name) else ()
 
     def _chosen_by_name(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
         """``cls = REGISTRY[cfg["type"]]`` or ``cls = getattr(models, name)``, then ``cls(...)``: the class the
