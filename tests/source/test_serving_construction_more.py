@@ -201,3 +201,13 @@ def test_a_type_check_on_another_key_types_nothing_here(tmp_path: Path):
     checks = TYPE_CHECK.replace("configs['hift']", "configs['flow2']")
     root = _project(tmp_path, {"voc/checks.py": checks, "voc/tts.py": SHIPPED_WITH_WEIGHTS})
     assert _wn110(root) == []
+
+
+def test_an_annotation_of_the_parameter_kept_types_an_entry_of_a_config_not_shipped(tmp_path: Path):
+    """``def __init__(self, flow, hift: HiFT)``: the annotation narrows what the downloaded config gives."""
+    checks = TYPE_CHECK.replace("isinstance(configs['hift'], Decoder)", "configs['hift'] is not None")
+    typed = SHIPPED_WITH_WEIGHTS.replace("def __init__(self, flow, hift):", "def __init__(self, flow, hift: Decoder):").replace(
+        "from .checks import get_model_type\n", "from .checks import get_model_type\nfrom .parts import Decoder\n"
+    )
+    root = _project(tmp_path, {"voc/checks.py": checks, "voc/tts.py": typed})
+    assert _wn110(root) == [("parts.py", DECODER_LINE)]
