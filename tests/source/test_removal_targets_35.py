@@ -122,3 +122,15 @@ def test_a_wrapper_holding_a_list_whose_elements_are_not_shown_is_not_said_to_ho
         """)
     assert _wn109(source) == []
     assert len(_wn109(source.replace("nn.ModuleList(make_convs(4))", "nn.ModuleList([nn.Conv1d(4, 4, 3)])"))) == 1
+
+
+def test_a_norm_the_constructor_flag_never_applies_is_reported_at_the_removal():
+    (message,) = _wn109(examples.never_applied("use_weight_norm=False"))
+    assert message.startswith("`self.conv_post` holds no norm for the Generator built at line")
+    assert "with use_weight_norm=False: its constructor builds it as Conv1d without one" in message
+
+
+def test_a_flag_the_code_does_not_decide_is_silent():
+    source = examples.never_applied("use_weight_norm=flag").replace("def __init__(self):\n        super().__init__()\n        self.generator",
+                                                                    "def __init__(self, flag=False):\n        super().__init__()\n        self.generator")
+    assert _wn109(source) == []

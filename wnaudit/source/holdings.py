@@ -99,6 +99,9 @@ class Follow:
             return env.get(value.names[0])
         if value.kind == "call" and depth <= MAX_DEPTH:
             return self._call(summary, value, env, depth)
+        if value.kind == "if" and len(value.args) == 2 and depth <= MAX_DEPTH:
+            verdict = passes(value.when, env)  # the branch the constants select (None: they do not decide)
+            return self.value(summary, value.args[0 if verdict else 1], env, depth + 1) if verdict is not None else None
         return None
 
     def _call(self, summary: FileSummary, value: Value, env: dict[str, Arg], depth: int) -> Held | None:

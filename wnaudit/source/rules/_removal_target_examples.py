@@ -213,3 +213,31 @@ def resblocks(removal: str, built: str = LISTED_RESBLOCKS) -> str:
         "\n\n"
         "Generator().remove_weight_norm()\n"
     )
+
+
+def never_applied(built_with: str) -> str:
+    """A generator whose constructor flag applies the norm or not (``use_weight_norm``), built with ``built_with``
+    by the vocoder that folds it."""
+    return (
+        MODERN_IMPORTS
+        + "\n\n"
+        "class Generator(nn.Module):\n"
+        "    def __init__(self, channels=4, use_weight_norm=True):\n"
+        "        super().__init__()\n"
+        "        self.conv_post = (\n"
+        "            weight_norm(nn.Conv1d(channels, 1, 3, padding=1)) if use_weight_norm else nn.Conv1d(channels, 1, 3, padding=1)\n"
+        "        )\n"
+        "\n"
+        "    def remove_weight_norm(self):\n"
+        '        remove_parametrizations(self.conv_post, "weight")\n'
+        "\n\n"
+        "class Vocoder(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        f"        self.generator = Generator({built_with})\n"
+        "\n"
+        "    def fold(self):\n"
+        "        self.generator.remove_weight_norm()\n"
+        "\n\n"
+        "Vocoder().fold()\n"
+    )

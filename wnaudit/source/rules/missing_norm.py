@@ -90,6 +90,8 @@ class RemovalFromModuleWithoutNorm(Rule):
         Valid(examples.resblocks("l.remove_weight_norm()")),
         Valid(examples.resblocks("l.remove_weight_norm()", examples.CHOSEN_RESBLOCKS)),
         Valid(examples.wrapper(_MODERN_WRAPPER, norm='"none"').replace(_MODERN_WRAPPER, "pass")),
+        Valid(examples.never_applied("use_weight_norm=True")),  # the flag applies the norm
+        Valid(examples.never_applied("")),  # so does the default
     )
     INVALID = (
         Invalid(
@@ -110,6 +112,7 @@ class RemovalFromModuleWithoutNorm(Rule):
         Invalid(examples.resblocks('remove_parametrizations(l, "weight")'), expected_replacement=None),
         Invalid(examples.resblocks('remove_parametrizations(l, "weight")', examples.CHOSEN_RESBLOCKS), expected_replacement=None),
         Invalid(examples.wrapper(_MODERN_WRAPPER, norm='"none"'), expected_replacement=None),
+        Invalid(examples.never_applied("use_weight_norm=False"), expected_replacement=None),  # the flag never applies it
         Invalid(
             "import torch.nn as nn\nfrom torch.nn.utils.parametrize import remove_parametrizations\n\n\n"
             "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -167,7 +170,8 @@ class RemovalFromModuleWithoutNorm(Rule):
             return None
         owner = removal.site.unit
         built = summary.plain_classes.get(owner, {}).get(attr)
-        if built is None or not built.constructor or summary.handed.get((owner, attr)):
+        chosen = built is not None and built.value is not None and built.value.kind == "if"  # ``a if flag else b``
+        if built is None or not (built.constructor or chosen) or summary.handed.get((owner, attr)):
             return None
         return built
 
@@ -224,7 +228,7 @@ class RemovalFromModuleWithoutNorm(Rule):
     def _on_attribute(self, summary: FileSummary, model: ProjectModel, removal: Removal, built: Built) -> Candidate | None:
         held = model.value(summary, built_value(built))
         if not isinstance(held, Held):
-            return self._on_choice(summary, model, removal, built)
+            return self._on_choice(summary, model, removal, built) or self._never_applied(summary, model, removal, built)
         if held.state == "plain":
             return self._never_normed(removal, built, held)
         if held.state == "instance":
@@ -340,6 +344,30 @@ class RemovalFromModuleWithoutNorm(Rule):
             f"{_sought(removal)}, raises ValueError and folds nothing",
             None,
         )
+
+    def _never_applied(self, summary: FileSummary, model: ProjectModel, removal: Removal, built: Built) -> Candidate | None:
+        """``self.conv = weight_norm(conv) if use_weight_norm else conv``, the class built in the file with a constant
+        that skips the norm (``Generator(use_weight_norm=False)``), and a removal method that removes it anyway."""
+        value = built_value(built)
+        if value is None or value.kind != "if" or removal.method in ("", "__init__") or removal.when:
+            return None
+        owner = removal.site.unit
+        for made in summary.constructions.get(owner, ()):
+            bound = bind(summary.inits.get(owner, Signature(())), [model.value(summary, a) for a in made.args],
+                         {name: model.value(summary, a) for name, a in made.keywords}, made.star)
+            held = model.value(summary, value, bound) if bound is not None else None
+            if not isinstance(held, Held) or held.state != "plain" or bound is None:
+                continue
+            flags = ", ".join(f"{t.param}={bound[t.param]}" for t in value.when if isinstance(bound.get(t.param), str))
+            return Candidate(
+                self.code,
+                removal.site,
+                f"`self.{removal.self_attr}` holds no norm for the {short(owner)} built at line {made.line} with {flags}: "
+                f"its constructor builds it as {held.label} without one (line {built.line}), so {removal.api} finds "
+                f"no {_sought(removal)}, raises ValueError and folds nothing",
+                None,
+            )
+        return None
 
     def _after_flag(self, summary: FileSummary, model: ProjectModel, removal: Removal, built: Built, norm: Norm) -> Candidate | None:
         """A removal outside ``__init__`` of a norm ``__init__`` already removes for a constant flag the file passes."""
