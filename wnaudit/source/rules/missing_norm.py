@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterator
 from ...common.findings import Applicability, Severity
 from ..construction import passes
 from ..holdings import ELEMENT, Arg, Held, Norm, bind, built_value, constants, short
-from ..model import Built, FileSummary, MethodCall, Removal, Signature, Value
+from ..model import Built, FileSummary, MethodCall, Removal, Signature, Test, Value
 from . import _removal_target_examples as examples
 from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
 
@@ -352,22 +352,19 @@ class RemovalFromModuleWithoutNorm(Rule):
         if value is None or value.kind != "if" or removal.method in ("", "__init__") or removal.when:
             return None
         owner = removal.site.unit
-        for made in summary.constructions.get(owner, ()):
-            bound = bind(summary.inits.get(owner, Signature(())), [model.value(summary, a) for a in made.args],
-                         {name: model.value(summary, a) for name, a in made.keywords}, made.star)
-            held = model.value(summary, value, bound) if bound is not None else None
-            if not isinstance(held, Held) or held.state != "plain" or bound is None:
-                continue
-            flags = ", ".join(f"{t.param}={bound[t.param]}" for t in value.when if isinstance(bound.get(t.param), str))
-            return Candidate(
-                self.code,
-                removal.site,
-                f"`self.{removal.self_attr}` holds no norm for the {short(owner)} built at line {made.line} with {flags}: "
-                f"its constructor builds it as {held.label} without one (line {built.line}), so {removal.api} finds "
-                f"no {_sought(removal)}, raises ValueError and folds nothing",
-                None,
-            )
-        return None
+        plain = [
+            (made, bound, held) for made, bound in _built_in_file(summary, model, owner)
+            if isinstance(held := model.value(summary, value, bound), Held) and held.state == "plain"
+        ]
+        if not plain:
+            return None
+        made, bound, held = plain[0]
+        message = (
+            f"`self.{removal.self_attr}` holds no norm for the {short(owner)} built at line {made.line} with "
+            f"{_flags(value.when, bound)}: its constructor builds it as {held.label} without one (line {built.line}), "
+            f"so {removal.api} finds no {_sought(removal)}, raises ValueError and folds nothing"
+        )
+        return Candidate(self.code, removal.site, message, None)
 
     def _after_flag(self, summary: FileSummary, model: ProjectModel, removal: Removal, built: Built, norm: Norm) -> Candidate | None:
         """A removal outside ``__init__`` of a norm ``__init__`` already removes for a constant flag the file passes."""
@@ -377,12 +374,10 @@ class RemovalFromModuleWithoutNorm(Rule):
         for first in summary.removals:
             if not _removes_in_init(first, removal, norm):
                 continue
-            for made in summary.constructions.get(owner, ()):
-                bound = bind(summary.inits.get(owner, Signature(())), [model.value(summary, a) for a in made.args],
-                             {name: model.value(summary, a) for name, a in made.keywords}, made.star)
-                if bound is None or passes(first.when, bound) is not True:
+            for made, bound in _built_in_file(summary, model, owner):
+                if passes(first.when, bound) is not True:
                     continue
-                flags = ", ".join(f"{t.param}={bound[t.param]}" for t in first.when if isinstance(bound.get(t.param), str))
+                flags = _flags(first.when, bound)
                 return Candidate(
                     self.code,
                     removal.site,
@@ -402,6 +397,20 @@ def _relation(wanted: list, single: bool) -> str:
 
 #: A choice among more classes than this (a registry) is not followed: which one is built is not decided by the code.
 _MAX_CHOICES = 4
+
+
+def _built_in_file(summary: FileSummary, model: ProjectModel, owner: str) -> Iterator[tuple[Value, dict[str, Arg]]]:
+    """Each construction of the class ``owner`` in the file, with its ``__init__``'s parameters bound to what it passes."""
+    for made in summary.constructions.get(owner, ()):
+        bound = bind(summary.inits.get(owner, Signature(())), [model.value(summary, a) for a in made.args],
+                     {name: model.value(summary, a) for name, a in made.keywords}, made.star)
+        if bound is not None:
+            yield made, bound
+
+
+def _flags(tests: tuple[Test, ...], bound: dict[str, Arg]) -> str:
+    """The constants the tests read, as the construction passes them (``conv_pre_weight_norm=False``)."""
+    return ", ".join(f"{t.param}={bound[t.param]}" for t in tests if isinstance(bound.get(t.param), str))
 
 
 def _choices(summary: FileSummary, model: ProjectModel, value: Value) -> list[Arg]:
