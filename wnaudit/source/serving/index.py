@@ -614,7 +614,7 @@ class ServingIndex:
         """The files that instantiate from configs, where a file naming a carrier checks a config entry against it
         (``isinstance(configs["hift"], HiFTGenerator)``): they build it, by that check, from a config not shipped."""
         for file in self._mentioning(pool, names):
-            facts = self.facts(file)
+            facts = self.facts(file) if _TYPE_CHECK in (self._read(file) or b"") else None
             for types in facts.entry_types.values() if facts is not None else ():
                 if self._resolved_all(file, types) & known:
                     self._search(pool, _INSTANTIATE_WORDS)
