@@ -204,3 +204,16 @@ def test_an_annotation_of_the_parameter_kept_types_an_entry_of_a_config_not_ship
     )
     root = _project(tmp_path, {"voc/checks.py": checks, "voc/tts.py": typed})
     assert _wn110(root) == [("parts.py", DECODER_LINE)]
+
+
+def test_an_attribute_annotation_types_what_a_config_not_shipped_gives(tmp_path: Path):
+    """``hift: HiFT`` in the class body, or ``self.hift: HiFT = hift``: the attribute holds one, whatever builds it."""
+    checks = TYPE_CHECK.replace("isinstance(configs['hift'], Decoder)", "configs['hift'] is not None")
+    imports = "from .checks import get_model_type\nfrom .parts import Decoder\n"
+    in_body = SHIPPED_WITH_WEIGHTS.replace("class Model:\n", "class Model:\n    hift: Decoder\n\n")
+    in_init = SHIPPED_WITH_WEIGHTS.replace("        self.hift = hift\n", "        self.hift: Decoder = hift\n")
+    for name, tts in (("body", in_body), ("init", in_init)):
+        root = _project(tmp_path / name, {"voc/checks.py": checks, "voc/tts.py": tts.replace("from .checks import get_model_type\n", imports)})
+        assert _wn110(root) == [("parts.py", DECODER_LINE)], name
+    untyped = SHIPPED_WITH_WEIGHTS.replace("from .checks import get_model_type\n", imports)
+    assert _wn110(_project(tmp_path / "none", {"voc/checks.py": checks, "voc/tts.py": untyped})) == []

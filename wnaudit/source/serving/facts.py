@@ -150,6 +150,9 @@ class ClassFacts:
     #: Names the class calls other than as the whole value of a ``self.<attribute> = ...`` assignment:
     #: a carrier built that way cannot be traced to one attribute (shape c).
     loose: set[str] = field(default_factory=set)
+    #: Attributes typed with project classes (``hift: HiFTGenerator`` in the class body, ``self.hift: HiFTGenerator
+    #: = hift``): what they hold where the code does not show it (a config shipped with the weights, issue 35).
+    attr_types: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -339,6 +342,13 @@ class _Walker(Visitor):
                 self.visit(target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        frame, target = self.frame, node.target
+        if frame.class_qual is not None and (
+            (isinstance(target, ast.Name) and frame.scope.kind == "class")
+            or (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == frame.self_name)
+        ):
+            name = target.id if isinstance(target, ast.Name) else target.attr  # type: ignore[union-attr]
+            self.pending.append(("attr_type", node.annotation, frame, name))
         if node.value is not None:
             self.visit(node.value)
             self._bind(node.target, node.value)
@@ -797,6 +807,10 @@ class _Linker:
         elif kind == "store":
             assert isinstance(extra, ast.expr)
             self._store(node, extra, frame)  # type: ignore[arg-type]
+        elif kind == "attr_type":
+            project = self._annotated(node, frame)  # type: ignore[arg-type]
+            if project and frame.class_qual in self.facts.classes:
+                self.facts.classes[frame.class_qual].attr_types[str(extra)] = project
 
     def _attribute(self, value: ast.expr, frame: _Frame, attribute: str) -> None:
         """``self.<attribute> = <model>`` in a method: the class holds that model."""
@@ -807,15 +821,18 @@ class _Linker:
     def _annotations(self, args: list[ast.arg], frame: _Frame, body: Body) -> None:
         """``backbone: Backbone`` / ``Optional[Backbone]`` / ``Backbone | None``: the class names a parameter is typed with."""
         for arg in args:
-            annotation = arg.annotation
-            if isinstance(annotation, ast.Subscript):
-                annotation = annotation.slice  # ``Optional[Backbone]``
-            if isinstance(annotation, ast.BinOp):
-                annotation = annotation.left  # ``Backbone | None``
-            names = self.names(annotation, frame) if annotation is not None else frozenset()
-            project = sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
+            project = self._annotated(arg.annotation, frame)
             if project:
                 body.annotations[arg.arg] = project
+
+    def _annotated(self, annotation: ast.expr | None, frame: _Frame) -> list[str]:
+        """The project class names an annotation types with (``Optional[Backbone]`` and ``Backbone | None`` too)."""
+        if isinstance(annotation, ast.Subscript):
+            annotation = annotation.slice  # ``Optional[Backbone]``
+        if isinstance(annotation, ast.BinOp):
+            annotation = annotation.left  # ``Backbone | None``
+        names = self.names(annotation, frame) if annotation is not None else frozenset()
+        return sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
 
     def _argument(self, value: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
         """``self.hift = hift.to(device)`` in ``__init__``: whatever the constructions pass as ``hift`` (shape d)."""

@@ -708,6 +708,8 @@ class ServingIndex:
         owner = facts.classes.get(class_qual) if facts is not None else None
         for value in owner.attrs.get(attribute, ()) if owner is not None else ():
             out |= self.instances(file, value, depth + 1)
+        if not out and owner is not None and attribute in owner.attr_types:  # typed, its value not shown (issue 35)
+            out = self._resolved_all(file, owner.attr_types[attribute]) & self._prepared
         return out
 
     def _resolved_all(self, file: Path, names: Iterable[str], only: "set[str] | frozenset[str] | None" = None) -> set[Key]:
@@ -877,6 +879,10 @@ class ServingIndex:
         """Classes of the file keeping an ``__init__`` argument typed with a carrier's class or base."""
         out: list[tuple[Key, set[Key]]] = []
         for qual, cls in facts.classes.items():
+            for names in cls.attr_types.values():  # ``hift: HiFTGenerator``: it holds one, wherever it comes from
+                children = self._resolved_all(file, names) & known  # the class named, not a base's every subclass
+                if children:
+                    out.append(((file, qual), children))
             init = cls.methods.get("__init__")
             if init is None or not init.annotations:
                 continue
