@@ -73,9 +73,14 @@ def test_a_class_fetched_into_a_local_name_by_getattr_is_built(tmp_path: Path):
 
 
 def test_a_local_name_bound_to_something_else_builds_nothing(tmp_path: Path):
-    """``cls = pick(name)`` (a function the project does not define): not a lookup, nothing chosen; precision first."""
+    """``cls = pick(name)``, a function returning a model: calling what it returns runs the model, it builds no
+    class; only a lookup in a table or ``getattr`` chooses one. Precision first."""
     root = _project(tmp_path, {"voc/serve.py": """
-        from somewhere import pick
+        from .parts import Decoder
+
+
+        def pick(name):
+            return Decoder()
 
 
         def load(name):
