@@ -19,7 +19,9 @@ from wnaudit.source import fix_source, lint_files, lint_source
 from wnaudit.source.rules import _removal_target_examples as examples
 from wnaudit.source.rules.missing_norm import RemovalFromModuleWithoutNorm
 
-_SHAPES = ("self.cond_layer", "self.conv_pre", "self.source_downs")
+#: Issue 22 (e)'s shapes, and issue 35 (8)'s: a class chosen by a flag, a list of resblocks, a wrapper normed by "none",
+#: a norm a constructor flag never applies.
+_SHAPES = ("self.cond_layer", "self.conv_pre", "self.source_downs", "conv1d_type", "self.resblocks", "use_weight_norm")
 ISSUE_22_VALID = [e for e in RemovalFromModuleWithoutNorm.VALID if any(shape in e.source for shape in _SHAPES)]
 ISSUE_22_INVALID = [e for e in RemovalFromModuleWithoutNorm.INVALID if any(shape in e.source for shape in _SHAPES)]
 MODERN_WRAPPER = 'remove_parametrizations(self.cond_layer, "weight")'
@@ -37,7 +39,7 @@ def _wn109(source: str, path: str = "example.py") -> list:
 
 @pytest.mark.parametrize("example", ISSUE_22_INVALID, ids=range(len(ISSUE_22_INVALID)))
 def test_every_reported_shape_raises_under_torch_and_its_fix_folds(example):
-    assert len(ISSUE_22_INVALID) == 6 and len(ISSUE_22_VALID) == 8
+    assert len(ISSUE_22_INVALID) == 11 and len(ISSUE_22_VALID) == 14
     with pytest.raises(ValueError):
         _run(example.source)
     if example.expected_replacement is not None:

@@ -747,6 +747,7 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
     summary.plain_classes = _plain_classes(collector, resolver, names_of)
     summary.handed = _handed(collector, summary)
     flagged = {r.site.unit for r in summary.removals if r.method == "__init__" and r.when}
+    flagged |= _flag_chosen(summary.plain_classes)
     summary.inits = {
         qual: construction.with_defaults(signature, defaults, scope, names_of)
         for qual, (signature, defaults, scope) in collector.inits.items()
@@ -976,7 +977,9 @@ def _built_attributes(qual: str, collector: _Collector, names_of: construction.N
             appended = collector.class_elements.get((qual, attr), [])
             if appended is not None:
                 elements = _elements(value, appended, names_of)
-            if value.kind != "call" or (not value.args and not value.keywords and value.names == tuple(sorted(names))):
+            if value.kind not in ("call", "if") or (
+                value.kind == "call" and not value.args and not value.keywords and value.names == tuple(sorted(names))
+            ):
                 value = None  # not a module built here, or a call its constructor names say all about
         built[attr] = Built(first.line, tuple(sorted(names)), value, elements)
     return built
@@ -1010,11 +1013,20 @@ def _uses_parameters(attributes: dict[str, Built]) -> bool:
     pending = [v for built in attributes.values() for v in (built.value, *(built.elements or ())) if v is not None]
     while pending:
         value = pending.pop()
-        if value.kind == "param":
+        if value.kind == "param" or (value.kind == "if" and value.when):
             return True
         pending.extend(value.args)
         pending.extend(v for _, v in value.keywords)
     return False
+
+
+def _flag_chosen(classes: dict[str, dict[str, Built]]) -> set[str]:
+    """Classes building an attribute one way or another by a test of ``__init__``'s parameters (``weight_norm(conv)
+    if use_weight_norm else conv``): how the file builds them decides whether the norm is applied (WN109)."""
+    return {
+        qual for qual, attributes in classes.items()
+        if any(b.value is not None and b.value.kind == "if" and b.value.when for b in attributes.values())
+    }
 
 
 def _constructions(

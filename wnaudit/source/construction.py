@@ -73,6 +73,8 @@ def slim_value(node: ast.expr | None, offset: int, depth: int = 0) -> ast.expr:
         return ast.List(elts=[slim_value(e, offset, depth + 1) for e in node.elts])
     if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
         return ast.List(elts=[slim_value(node.elt, offset, depth + 1)])
+    if isinstance(node, ast.IfExp):  # ``weight_norm(conv) if use_weight_norm else conv``: the test is kept to read
+        return ast.IfExp(test=node.test, body=slim_value(node.body, offset, depth + 1), orelse=slim_value(node.orelse, offset, depth + 1))
     return UNKNOWN_NODE
 
 
@@ -95,6 +97,9 @@ def to_value(node: ast.expr, scope: Scope, names_of: NamesOf, params: frozenset[
         return Value("param", names=(node.id,)) if node.id in params else UNKNOWN
     if isinstance(node, ast.List):
         return Value("list", args=tuple(to_value(e, scope, names_of, params) for e in node.elts))
+    if isinstance(node, ast.IfExp):
+        branches = (to_value(node.body, scope, names_of, params), to_value(node.orelse, scope, names_of, params))
+        return Value("if", args=branches, when=tests_of(node.test, params, True))
     if isinstance(node, ast.Call):
         names = names_of(node.func, scope)
         if not names:

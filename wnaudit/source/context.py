@@ -188,6 +188,10 @@ class Context:
             out.extend(self.resolve(target, f"{value}.{rest}" if rest else value, depth + 1))
         return tuple(dict.fromkeys(out))
 
+    def callees(self, key: Key) -> tuple[Key, ...]:
+        """The units ``key`` calls or inherits from: where a WN103 migration's module may be removed."""
+        return self._edges_of(key)
+
     def _edges_of(self, key: Key) -> tuple[Key, ...]:
         edges = self._edges.get(key)
         if edges is None:

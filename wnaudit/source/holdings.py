@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol, Union
 
 from ..core import catalogue
-from .construction import passes
+from .construction import CONTAINERS, passes
 from .model import Built, FileSummary, Helper, Signature, Value
 
 #: Nested constructions followed at most (wrappers of wrappers): real code nests three or four.
@@ -66,6 +66,8 @@ class Held:
     env: dict[str, "Arg"] = field(default_factory=dict, compare=False, hash=False)
 
 
+#: The step of an attribute path into every element of a container (``.resblocks[*]``): no attribute to remove from.
+ELEMENT = "[*]"
 #: An argument as followed: a constant (its ``repr``), a module built by a call, or unknown (None).
 Arg = Union[str, Held, None]
 
@@ -97,6 +99,9 @@ class Follow:
             return env.get(value.names[0])
         if value.kind == "call" and depth <= MAX_DEPTH:
             return self._call(summary, value, env, depth)
+        if value.kind == "if" and len(value.args) == 2 and depth <= MAX_DEPTH:
+            verdict = passes(value.when, env)  # the branch the constants select (None: they do not decide)
+            return self.value(summary, value.args[0 if verdict else 1], env, depth + 1) if verdict is not None else None
         return None
 
     def _call(self, summary: FileSummary, value: Value, env: dict[str, Arg], depth: int) -> Held | None:
@@ -160,8 +165,8 @@ class Follow:
             return
         summary = self.context.summary_at(held.cls[0])
         attrs = summary.plain_classes.get(held.cls[1]) if summary is not None else None
-        if summary is None or attrs is None:
-            state["undecided"] = True
+        if summary is None or attrs is None or summary.applies_in_place:
+            state["undecided"] = True  # ``applies_in_place``: code there norms modules after they are built
             return
         for attr, built in sorted(attrs.items()):
             state["nodes"] += 1
@@ -170,12 +175,27 @@ class Follow:
                 state["undecided"] = True
                 continue
             child = self.value(summary, value, held.env, depth + 1)
-            if not isinstance(child, Held):
-                state["undecided"] = True
-            elif child.norm is not None:
-                paths.append(((*prefix, attr), child.norm))
-            elif child.state == "instance":
-                self._walk(child, (*prefix, attr), paths, state, depth + 1)
+            self._place(summary, child, (*prefix, attr), held.env, paths, state, depth)
+            if isinstance(child, Held) and child.state == "plain" and built.elements is None and any(
+                name in CONTAINERS for name in built.constructor
+            ):
+                state["undecided"] = True  # a container whose elements the code does not show
+            if isinstance(child, Held) and child.state == "plain" and built.elements:
+                for element in built.elements:  # ``nn.ModuleList([ResBlock(...) ...])``: the norms of its elements
+                    found = self.value(summary, element, held.env, depth + 1)
+                    self._place(summary, found, (*prefix, attr, ELEMENT), held.env, paths, state, depth)
+
+    def _place(
+        self, summary: FileSummary, child: Arg, path: tuple[str, ...], env: dict[str, Arg], paths: list, state: dict,
+        depth: int,
+    ) -> None:
+        """Note where one built child's norms sit: on it, or inside it (an instance of a project class)."""
+        if not isinstance(child, Held):
+            state["undecided"] = True
+        elif child.norm is not None:
+            paths.append((path, child.norm))
+        elif child.state == "instance":
+            self._walk(child, path, paths, state, depth + 1)
 
 
 def _torch_call(summary: FileSummary, value: Value) -> Held | None:

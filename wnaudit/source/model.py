@@ -99,7 +99,7 @@ class Value:
     and on to the norm it applies, without the syntax tree.
     """
 
-    #: "call", "const" (``literal``), "param" (``names[0]``, a parameter of the enclosing function) or "unknown".
+    #: "call", "const" (``literal``), "param" (``names[0]``, a parameter of the enclosing function), "if" or "unknown".
     kind: str
     #: call: the qualified names the callee may be; param: the parameter's name.
     names: tuple[str, ...] = ()
@@ -109,6 +109,8 @@ class Value:
     #: call: it passes ``*args`` or ``**kwargs`` (what they carry is unknown).
     star: bool = False
     line: int = 0
+    #: "if" (``a if flag else b``, ``args`` the two branches): what must hold of the parameters for the first.
+    when: tuple[Test, ...] = ()
 
 
 @dataclass(frozen=True)

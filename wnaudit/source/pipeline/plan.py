@@ -18,6 +18,7 @@ from ...common.findings import Applicability
 from ..context import Context
 from ..model import FileSummary
 from ..rules import BY_CODE, Candidate
+from .migration import settle_migrations, unfixed
 from .rules import Binding, active, applies, file_candidates, identity, offered, withhold
 
 
@@ -89,6 +90,9 @@ def plan_fixes(
     files = run_files | frozenset(s.file or s.path for s in summaries)
     now = {s.path: file_candidates(s, before, config, files) for s in summaries}
     now, reported, blocked = offered(summaries, now, config, workspace, withheld)
+    unsafe, along = _settled(summaries, reported, before, files)
+    now = {path: unfixed(path, found, unsafe) for path, found in now.items()}
+    reported = {path: unfixed(path, found, unsafe) for path, found in reported.items()}
     migrated = frozenset(
         (path, c.site.key) for path, found in reported.items() for c in found
         if c.code == "WN103" and c.fixable and applies(c.code, unsafe_fixes)
@@ -96,9 +100,23 @@ def plan_fixes(
     after = Context(summaries, migrated, workspace=workspace) if migrated else before
     plan = FixPlan({s.path: reported[s.path] for s in summaries})
     for summary in summaries:
-        post = withhold(summary, file_candidates(summary, after, config, files), blocked) if migrated else now[summary.path]
+        if migrated:
+            post = unfixed(summary.path, withhold(summary, file_candidates(summary, after, config, files), blocked), unsafe)
+            seen = {identity(c) for c in post}
+            post += [c for c in along.get(summary.path, []) if identity(c) not in seen]
+        else:
+            post = now[summary.path]
         plan.edits.extend(_edits(summary, post, now[summary.path], reported[summary.path], config, unsafe_fixes))
     return plan
+
+
+def _settled(
+    summaries: list[FileSummary], reported: dict[str, list[Candidate]], before: Context, files: frozenset[str],
+) -> tuple[dict[tuple[str, tuple], str], dict[str, list[Candidate]]]:
+    """The WN103 migrations that are not safe, and the removals the safe ones take along (``migration.py``)."""
+    if not any(c.code == "WN103" and c.fixable for found in reported.values() for c in found):
+        return {}, {}
+    return settle_migrations(summaries, reported, before, files)
 
 
 def _edits(

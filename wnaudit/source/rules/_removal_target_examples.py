@@ -143,3 +143,101 @@ APPENDED_DOWNS = (
 LISTED_DOWNS = "        self.source_downs = nn.ModuleList([nn.Conv1d(18, 8, 2 * u, u) for u in rates])\n"
 NORMED_DOWNS = "        self.source_downs = nn.ModuleList([weight_norm(nn.Conv1d(18, 8, 2 * u, u)) for u in rates])\n"
 NORMED_IN_A_LOOP = "        for down in self.source_downs:\n            weight_norm(down)\n"
+
+
+# -- issue 35 (8): shapes WN109 missed on held-out packages ------------------------------------------------------
+def chosen_wrapper(removal: str, norm: str = '"weight_norm"') -> str:
+    """A block choosing its conv class by a flag (``conv1d_type = SConv1d if causal else NormConv1d``), each a
+    wrapper of the SEANet/EnCodec ``NormConv1d`` family, built with ``norm=<norm>``."""
+    return (
+        MODERN_IMPORTS
+        + _LAYERS.format(noqa="", inner_removal="", outer_removal="")
+        + "\n\n"
+        "class Block(nn.Module):\n"
+        "    def __init__(self, dim=4, causal=False):\n"
+        "        super().__init__()\n"
+        "        conv1d_type = SConv1d if causal else NormConv1d\n"
+        f"        self.conv = conv1d_type(dim, dim, 3, norm={norm})\n"
+        "\n"
+        "    def remove_weight_norm(self):\n"
+        f"        {removal}\n"
+        "\n\n"
+        "Block().remove_weight_norm()\n"
+    )
+
+
+_RESBLOCKS = (
+    "\n\n"
+    "class ResBlock1(nn.Module):\n"
+    "    def __init__(self, channels):\n"
+    "        super().__init__()\n"
+    "        self.convs = nn.ModuleList([weight_norm(nn.Conv1d(channels, channels, 3, padding=1)) for _ in range(2)])\n"
+    "\n"
+    "    def remove_weight_norm(self):\n"
+    "        for conv in self.convs:\n"
+    '            remove_parametrizations(conv, "weight")\n'
+    "\n\n"
+    "class ResBlock2(nn.Module):\n"
+    "    def __init__(self, channels):\n"
+    "        super().__init__()\n"
+    "        self.conv = weight_norm(nn.Conv1d(channels, channels, 3, padding=1))\n"
+    "\n"
+    "    def remove_weight_norm(self):\n"
+    '        remove_parametrizations(self.conv, "weight")\n'
+)
+#: The HiFi-GAN way of building the blocks: the class chosen by a config string, appended one by one.
+CHOSEN_RESBLOCKS = (
+    '        resblock = ResBlock1 if kind == "1" else ResBlock2\n'
+    "        self.resblocks = nn.ModuleList()\n"
+    "        for _ in range(3):\n"
+    "            self.resblocks.append(resblock(4))\n"
+)
+LISTED_RESBLOCKS = "        self.resblocks = nn.ModuleList([ResBlock1(4) for _ in range(3)])\n"
+
+
+def resblocks(removal: str, built: str = LISTED_RESBLOCKS) -> str:
+    """A HiFi-GAN generator whose ``resblocks`` (a ``ModuleList`` of blocks holding normed convs) are removed from
+    one by one with ``removal`` (``l``: each block)."""
+    return (
+        MODERN_IMPORTS
+        + _RESBLOCKS
+        + "\n\n"
+        "class Generator(nn.Module):\n"
+        '    def __init__(self, kind="1"):\n'
+        "        super().__init__()\n"
+        f"{built}"
+        "\n"
+        "    def remove_weight_norm(self):\n"
+        "        for l in self.resblocks:\n"
+        f"            {removal}\n"
+        "\n\n"
+        "Generator().remove_weight_norm()\n"
+    )
+
+
+def never_applied(built_with: str) -> str:
+    """A generator whose constructor flag applies the norm or not (``use_weight_norm``), built with ``built_with``
+    by the vocoder that folds it."""
+    return (
+        MODERN_IMPORTS
+        + "\n\n"
+        "class Generator(nn.Module):\n"
+        "    def __init__(self, channels=4, use_weight_norm=True):\n"
+        "        super().__init__()\n"
+        "        self.conv_post = (\n"
+        "            weight_norm(nn.Conv1d(channels, 1, 3, padding=1)) if use_weight_norm else nn.Conv1d(channels, 1, 3, padding=1)\n"
+        "        )\n"
+        "\n"
+        "    def remove_weight_norm(self):\n"
+        '        remove_parametrizations(self.conv_post, "weight")\n'
+        "\n\n"
+        "class Vocoder(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        f"        self.generator = Generator({built_with})\n"
+        "\n"
+        "    def fold(self):\n"
+        "        self.generator.remove_weight_norm()\n"
+        "\n\n"
+        "Vocoder().fold()\n"
+    )

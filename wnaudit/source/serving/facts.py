@@ -166,6 +166,9 @@ class ClassFacts:
     #: Names the class calls other than as the whole value of a ``self.<attribute> = ...`` assignment:
     #: a carrier built that way cannot be traced to one attribute (shape c).
     loose: set[str] = field(default_factory=set)
+    #: Attributes typed with project classes (``hift: HiFTGenerator`` in the class body, ``self.hift: HiFTGenerator
+    #: = hift``): what they hold where the code does not show it (a config shipped with the weights, issue 35).
+    attr_types: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -217,6 +220,10 @@ class ServingFacts:
     table_entries: dict[str, list[str]] = field(default_factory=dict)
     #: Directories the file tells Hydra to read configs from (``initialize(config_path="../configs")``), as written.
     config_dirs: list[str] = field(default_factory=list)
+    #: Type evidence on entries of mappings: ``isinstance(configs["hift"], HiFTGenerator)`` gives
+    #: ``"hift" -> [qualified class names]``. A config the package does not ship (downloaded with the weights)
+    #: is read through it: what it builds under that key is, by the project's own check, such a class.
+    entry_types: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def training_scopes(self) -> KeysView[int]:
@@ -333,8 +340,22 @@ class _Walker(Visitor):
             self.pending.append(("attr", value, frame, target.attr))
             if isinstance(value, ast.Call):
                 self.direct_attr_calls.add(id(value))
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and value is not None:
-            self.pending.append(("store", target.value, frame, value))
+        elif isinstance(target, ast.Subscript) and value is not None:
+            self._bind_entry(target, value)
+
+    def _bind_entry(self, target: ast.Subscript, value: ast.expr) -> None:
+        """``TABLE[key] = cls`` (a registry's store), and a model kept in a mapping: ``parts["hift"] = HiFT()`` on a
+        local mapping, ``self.models["hift"] = HiFT()`` (issue 35), read as one more value of the mapping."""
+        frame, mapping = self.frame, target.value
+        if isinstance(mapping, ast.Name):
+            self.pending.append(("store", mapping, frame, value))
+            if frame.number and (id(frame.scope), mapping.id) in self.values:
+                self._bind(mapping, _entry_as_mapping(target, value))
+        elif (
+            isinstance(mapping, ast.Attribute) and isinstance(mapping.value, ast.Name)
+            and mapping.value.id == frame.self_name and frame.class_qual is not None
+        ):
+            self._bind(mapping, _entry_as_mapping(target, value))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -344,6 +365,13 @@ class _Walker(Visitor):
                 self.visit(target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        frame, target = self.frame, node.target
+        if frame.class_qual is not None and (
+            (isinstance(target, ast.Name) and frame.scope.kind == "class")
+            or (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == frame.self_name)
+        ):
+            name = target.id if isinstance(target, ast.Name) else target.attr  # type: ignore[union-attr]
+            self.pending.append(("attr_type", node.annotation, frame, name))
         if node.value is not None:
             self.visit(node.value)
             self._bind(node.target, node.value)
@@ -638,11 +666,31 @@ class _Linker:
             isinstance(func.value, ast.Name) and func.value.id == frame.self_name
         ):
             return (("ret", cls.qualname, func.attr),)  # ``self.load_model(...)``: what that method returns
+        if isinstance(func, (ast.Subscript, ast.Call)) or (not names and isinstance(func, ast.Name)):
+            return self._chosen_class(func, frame, depth)
+        return tuple(("new", name) for name in sorted(names))
+
+    def _chosen_class(self, func: ast.expr, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """A class chosen where it is called: ``MODELS[name](...)``, ``getattr(models, name)(...)``, or a local name
+        bound to such a choice (``cls = REGISTRY[cfg["type"]]; cls(...)``)."""
         if isinstance(func, ast.Subscript):
             return self._chosen(func.value, frame, depth)
         if isinstance(func, ast.Call):
             return self._fetched(func, frame)
-        return tuple(("new", name) for name in sorted(names))
+        return self._chosen_by_name(func.id, frame, depth) if isinstance(func, ast.Name) else ()
+
+    def _chosen_by_name(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
+        """``cls = REGISTRY[cfg["type"]]`` or ``cls = getattr(models, name)``, then ``cls(...)``: the class the
+        local name was chosen as (issue 35), as if the lookup were called where it is written."""
+        scope = self.resolver.bindings_of(name, frame.scope)
+        out: list[Ref] = []
+        for value, where in self.walker.values.get((id(scope[0]), name), ())[:8] if scope is not None else ():
+            for choice in (value.body, value.orelse) if isinstance(value, ast.IfExp) else (value,):
+                if isinstance(choice, ast.Subscript) and depth <= _MAX_DEPTH:
+                    out.extend(self._chosen(choice.value, where, depth + 1))
+                elif isinstance(choice, ast.Call) and depth <= _MAX_DEPTH:
+                    out.extend(self._fetched(choice, where))
+        return tuple(dict.fromkeys(out))
 
     def _fetched(self, fetch: ast.Call, frame: _Frame) -> tuple[Ref, ...]:
         """``getattr(models, cfg.name)(...)``: a class of that module, chosen by a string (shape d); likewise
@@ -787,6 +835,10 @@ class _Linker:
         elif kind == "store":
             assert isinstance(extra, ast.expr)
             self._store(node, extra, frame)  # type: ignore[arg-type]
+        elif kind == "attr_type":
+            project = self._annotated(node, frame)  # type: ignore[arg-type]
+            if project and frame.class_qual in self.facts.classes:
+                self.facts.classes[frame.class_qual].attr_types[str(extra)] = project
 
     def _attribute(self, value: ast.expr, frame: _Frame, attribute: str) -> None:
         """``self.<attribute> = <model>`` in a method: the class holds that model."""
@@ -797,15 +849,18 @@ class _Linker:
     def _annotations(self, args: list[ast.arg], frame: _Frame, body: Body) -> None:
         """``backbone: Backbone`` / ``Optional[Backbone]`` / ``Backbone | None``: the class names a parameter is typed with."""
         for arg in args:
-            annotation = arg.annotation
-            if isinstance(annotation, ast.Subscript):
-                annotation = annotation.slice  # ``Optional[Backbone]``
-            if isinstance(annotation, ast.BinOp):
-                annotation = annotation.left  # ``Backbone | None``
-            names = self.names(annotation, frame) if annotation is not None else frozenset()
-            project = sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
+            project = self._annotated(arg.annotation, frame)
             if project:
                 body.annotations[arg.arg] = project
+
+    def _annotated(self, annotation: ast.expr | None, frame: _Frame) -> list[str]:
+        """The project class names an annotation types with (``Optional[Backbone]`` and ``Backbone | None`` too)."""
+        if isinstance(annotation, ast.Subscript):
+            annotation = annotation.slice  # ``Optional[Backbone]``
+        if isinstance(annotation, ast.BinOp):
+            annotation = annotation.left  # ``Backbone | None``
+        names = self.names(annotation, frame) if annotation is not None else frozenset()
+        return sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
 
     def _argument(self, value: ast.expr, frame: _Frame) -> tuple[Ref, ...]:
         """``self.hift = hift.to(device)`` in ``__init__``: whatever the constructions pass as ``hift`` (shape d)."""
@@ -914,6 +969,7 @@ class _Linker:
             self.facts.saving_scopes.add(frame.number)
         self._note_registration(node, frame)
         self._note_config_dirs(node, names)
+        self._note_entry_type(node, func, frame)
         if frame.body is not None:
             self._note_parameters(node, names, frame, frame.body)
         if self._folds(node, names, first, frame):
@@ -933,6 +989,23 @@ class _Linker:
                 (frame.class_qual or "") if frame.method else "", frame.method,
             ))
         self._call_under_context(node, func, receiver, frame)
+
+    def _note_entry_type(self, node: ast.Call, func: ast.expr, frame: _Frame) -> None:
+        """``isinstance(configs["hift"], HiFTGenerator)``: the project's own evidence of what that entry holds."""
+        if not (isinstance(func, ast.Name) and func.id == "isinstance" and len(node.args) == 2):
+            return
+        if self.resolver.bindings_of("isinstance", frame.scope) is not None:
+            return
+        entry, types = node.args
+        key = entry.slice if isinstance(entry, ast.Subscript) else None
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value):
+            return
+        names: set[str] = set()
+        for kind in types.elts if isinstance(types, ast.Tuple) else [types]:
+            names |= self.names(kind, frame)
+        project = sorted(n for n in names if n.partition(".")[0] not in API_ROOTS)
+        if project:
+            self.facts.entry_types.setdefault(key.value, []).extend(project)
 
     def _note_registration(self, node: ast.Call, frame: _Frame) -> None:
         """``register("hifigan")(HiFiGAN)`` at module level: the decorator applied by hand (a registry may hold it)."""
@@ -1116,7 +1189,8 @@ class _Linker:
         if needed is not None and not (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is needed):
             return False
         line, column = node.lineno, node.col_offset + 1
-        refs = self.model_refs(func.value, frame)
+        keyed = func.value  # ``self.models["hift"].eval()``: that entry, not the whole mapping (issue 35)
+        refs = (self.member_refs(keyed, frame) if isinstance(keyed, ast.Subscript) else ()) or self.model_refs(keyed, frame)
         members, whole = self._usage(func.value, frame)
         site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value), "mode", members, whole)
         body = frame.body
@@ -1212,6 +1286,12 @@ def _config_path(node: ast.expr) -> str:
         parts.append(name)
         node = node.value  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
+
+
+def _entry_as_mapping(target: ast.Subscript, value: ast.expr) -> ast.Dict:
+    """``models["hift"] = HiFT()`` read as one more value of ``models``, a mapping holding that entry (issue 35:
+    models kept in dicts); a key not written is ``"*"``, as for a mapping built whole."""
+    return ast.copy_location(ast.Dict(keys=[target.slice], values=[value]), target)
 
 
 def _entries(node: ast.Call | ast.Dict | ast.DictComp, depth: int = 0) -> list[tuple[str, ast.expr]]:

@@ -27,8 +27,9 @@ def _facts(value: Any) -> ServingFacts:
 #: 3: the module's ``__main__`` blocks and the functions only they name; 4: mappings of parts as classes,
 #: ``self.<method>(...)`` results, classes chosen from a table; 6: the function of each attribute call, the
 #: names of training functions; 7: registries: class decorators, registrars, table entries, registrations by call; 8: training functions kept
-#: once, by scope with their names; 9: functions that save checkpoints; 10: legacy, partial and returned-at folds and sites; 11: a fold of a member recorded as that member).
-_VERSION = 11
+#: once, by scope with their names; 9: functions that save checkpoints; 10: legacy, partial and returned-at folds and sites; 11: a fold of a member recorded as that member; 12: choices bound to local names, dict entries,
+#: isinstance and annotation evidence).
+_VERSION = 12
 SERVING_FACTS = Kind("serving", sharded=False, check=_facts)
 
 

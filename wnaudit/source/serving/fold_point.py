@@ -188,6 +188,14 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(_blocks(statement))
 
 
+def _as_unparsed(target: str) -> str:
+    """``self.models["hift"]`` spelled as ``ast.unparse`` spells the code it is compared with (``['hift']``)."""
+    try:
+        return ast.unparse(ast.parse(target, mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return target
+
+
 @lru_cache(maxsize=64)
 def _parsed(text: str) -> ast.Module | None:
     try:
@@ -212,6 +220,7 @@ def no_fold_point(file: str, data: bytes | None, line: int, target: str) -> str:
     tree = _parsed(text)
     if tree is None:
         return ""
+    target = _as_unparsed(target)
     if target.startswith("self."):
         return f"`__init__` builds `{target}` without its weights and loads none" if built_unloaded(tree, line, target) else ""
     builder = returned_unloaded(tree, line, target)

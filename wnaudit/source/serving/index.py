@@ -60,6 +60,8 @@ _FOLD_WORDS = tuple(sorted({
 
 #: The builtin that fetches a class from a module by a string (``getattr(models, cfg.name)``).
 _FETCH = "getattr"
+#: The word of a type check on a config entry (``isinstance(configs["hift"], HiFTGenerator)``).
+_TYPE_CHECK = b"isinstance("
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ class ServingIndex:
         self._typed_memo: dict[tuple[Path, Key], list[Path]] = {}
         #: Per project root: the classes its YAML configs build, by key path (shape d).
         self._configs: dict[Path, dict[str, set[Key]]] = {}
+        #: (project root, config key) -> the files that check such an entry's type (``isinstance(c["hift"], ...)``).
+        self._entry_checkers: dict[tuple[Path, str], list[Path]] = {}
         #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
         self._aliases: dict[str, set[str]] = {}
         self._bases: dict[Key, list[Key]] = {}
@@ -635,7 +639,38 @@ class ServingIndex:
             if tail in configured:
                 return frozenset(configured[tail])
         below = [keys for key, keys in configured.items() if key and key.rpartition(".")[0] == path]
-        return frozenset().union(*below) if below else frozenset()
+        if below:
+            return frozenset().union(*below)
+        return frozenset(self._entry_typed(file, parts[-1])) if parts else frozenset()
+
+    def _entry_typed(self, file: Path, key: str) -> set[Key]:
+        """The carrier classes the project's own ``isinstance(configs["<key>"], Cls)`` checks say an entry holds,
+        for a config the package does not ship (it comes with the weights: cosyvoice's ``hift``)."""
+        pool = self._pool(file)
+        checkers = self._entry_checkers.get((pool.root, key))
+        if checkers is None:  # the key is a string there, which the name search does not count as code
+            quoted = (f'"{key}"'.encode(), f"'{key}'".encode())
+            checkers = self._entry_checkers[(pool.root, key)] = [
+                f for f in pool.files
+                if _TYPE_CHECK in (data := self._read(f) or b"") and any(q in data for q in quoted)
+            ]
+        out: set[Key] = set()
+        for checker in checkers:
+            facts = self.facts(checker)
+            for name in facts.entry_types.get(key, ()) if facts is not None else ():
+                out |= self._built_instances(checker, name, _MAX_DEPTH)
+        return out
+
+    def _entry_typing_users(self, pool: _Pool, names: set[str], known: set[Key]) -> list[Path]:
+        """The files that instantiate from configs, where a file naming a carrier checks a config entry against it
+        (``isinstance(configs["hift"], HiFTGenerator)``): they build it, by that check, from a config not shipped."""
+        for file in self._mentioning(pool, names):
+            facts = self.facts(file) if _TYPE_CHECK in (self._read(file) or b"") else None
+            for types in facts.entry_types.values() if facts is not None else ():
+                if self._resolved_all(file, types) & known:
+                    self._search(pool, _INSTANTIATE_WORDS)
+                    return self._mentioning(pool, set(_INSTANTIATE_WORDS))
+        return []
 
     def _config_users(self, file: Path, carriers: set[Key]) -> list[Path]:
         """The project files that instantiate from configs, where the configs build a carrier (else none)."""
@@ -724,6 +759,8 @@ class ServingIndex:
         owner = facts.classes.get(class_qual) if facts is not None else None
         for value in owner.attrs.get(attribute, ()) if owner is not None else ():
             out |= self.instances(file, value, depth + 1)
+        if not out and owner is not None and attribute in owner.attr_types:  # typed, its value not shown (issue 35)
+            out = self._resolved_all(file, owner.attr_types[attribute]) & self._prepared
         return out
 
     def _resolved_all(self, file: Path, names: Iterable[str], only: "set[str] | frozenset[str] | None" = None) -> set[Key]:
@@ -803,6 +840,9 @@ class ServingIndex:
                 ]
                 files = list(dict.fromkeys(files))
                 self._read_ahead(files)
+                typing_users = [f for f in self._entry_typing_users(pool, names, known) if f not in files]
+                self._read_ahead(typing_users)
+                files += typing_users
                 changed = True
                 while changed:  # chains inside the files found so far, before searching for the new names
                     changed = False
@@ -890,6 +930,10 @@ class ServingIndex:
         """Classes of the file keeping an ``__init__`` argument typed with a carrier's class or base."""
         out: list[tuple[Key, set[Key]]] = []
         for qual, cls in facts.classes.items():
+            for names in cls.attr_types.values():  # ``hift: HiFTGenerator``: it holds one, wherever it comes from
+                children = self._resolved_all(file, names) & known  # the class named, not a base's every subclass
+                if children:
+                    out.append(((file, qual), children))
             init = cls.methods.get("__init__")
             if init is None or not init.annotations:
                 continue
