@@ -26,6 +26,7 @@ from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, 
 from . import notebook
 from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
+from .provisional import provisional
 from .reachability import Key, Reachable
 from .reading import SourceError
 from .resolve import API_ROOTS
@@ -114,6 +115,15 @@ class Workspace:
         self.facts_ahead: dict[bytes, ContentFacts] = {}
         #: Workers for WN110's index, set by a scan that computed byte facts ahead (a big run with nothing kept).
         self.serving_ahead: ServingAhead | None = None
+        #: Linted files whose analysis raised (path as given -> one line): their findings are left out, the others stand.
+        self.analysis_failures: dict[str, str] = {}
+
+    def note_failure(self, path: str, error: Exception) -> None:
+        """Record a linted file whose analysis raised (a bug or an input past a bound): one error line, not a crash."""
+        logger.debug("%s: cannot be analysed", path, exc_info=error)
+        detail = str(error).strip().splitlines()
+        reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+        self.analysis_failures.setdefault(path, f"cannot be analysed ({reason}); its findings are left out")
 
     def keep_serving(self, digest: bytes, location: Location, found: ServingFacts) -> None:
         """Serving facts of a file's bytes (``digest``) where it sits, for WN110's index (and its cache)."""
@@ -464,7 +474,11 @@ class Workspace:
                 content = self._data(path)
             else:
                 self._bytes[path] = content if isinstance(content, bytes) else content.encode("utf-8")
-            completed = self.complete(summary, content) if content is not None else summary
+            try:
+                completed = self.complete(summary, content) if content is not None else summary
+            except Exception as error:  # noqa: BLE001 - one file's failure costs its findings, never the report
+                self.note_failure(summary.path, error)
+                continue
             self._final[path] = completed
             out.append(completed)
         return out
@@ -516,7 +530,12 @@ class Workspace:
         cached = self._api_memo.get(key)
         if cached is not None:
             return cached
-        self._api_memo[key] = frozenset()  # a cycle of re-exports binds nothing
+        with provisional(self._api_memo, key, frozenset()):  # a cycle of re-exports binds nothing
+            frozen = self._api_names(dotted, location, depth)
+        self._api_memo[key] = frozen
+        return frozen
+
+    def _api_names(self, dotted: str, location: Location, depth: int) -> frozenset[str]:
         result: set[str] = set()
         found = self.project.resolve(dotted, location)
         if found is not None and found[1] and self.may_export_api(found[0], found[1].partition(".")[0]):
@@ -533,9 +552,7 @@ class Workspace:
                         result.add(full)
                     else:
                         result |= self.api_names(full, target_location, depth + 1)
-        frozen = frozenset(result)
-        self._api_memo[key] = frozen
-        return frozen
+        return frozenset(result)
 
     def bound_choice(self, dotted: str, location: Location, depth: int = 0) -> tuple[Path, Site] | None:
         """The file and site of the legacy ``weight_norm`` in the flag choice a project name is bound to.
@@ -549,7 +566,12 @@ class Workspace:
         key = (location.path, dotted)
         if key in self._choice_memo:
             return self._choice_memo[key]
-        self._choice_memo[key] = None  # a cycle of re-exports binds nothing
+        with provisional(self._choice_memo, key, None):  # a cycle of re-exports binds nothing
+            result = self._bound_choice(dotted, location, depth)
+        self._choice_memo[key] = result
+        return result
+
+    def _bound_choice(self, dotted: str, location: Location, depth: int) -> tuple[Path, Site] | None:
         result: tuple[Path, Site] | None = None
         found = self.project.resolve(dotted, location)
         if found is not None and found[1] and "." not in found[1]:
@@ -563,5 +585,4 @@ class Workspace:
                     values = list(target.exports.get(head, ())) or [f"{m}.{head}" for m in target.star_modules]
                     if len(values) == 1:  # a re-export; a name with several values is not one binding
                         result = self.bound_choice(values[0], self.project.locate(target_path), depth + 1)
-        self._choice_memo[key] = result
         return result

@@ -28,6 +28,7 @@ from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 from ...core import catalogue
 from ..project import ImportBinding, Project
+from ..provisional import provisional
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
@@ -311,8 +312,8 @@ class ServingIndex:
         memo = (file, dotted)
         if memo in self._lookups:
             return self._lookups[memo]
-        self._lookups[memo] = None  # a cycle of re-exports resolves to nothing
-        result = self._lookup(file, dotted, depth)
+        with provisional(self._lookups, memo, None):  # a cycle of re-exports resolves to nothing
+            result = self._lookup(file, dotted, depth)
         self._lookups[memo] = result
         return result
 
@@ -901,8 +902,8 @@ class ServingIndex:
         """Where weight norm applied in ``start`` reaches inference unfolded (None: never, or folded)."""
         if start in self._verdicts:
             return self._verdicts[start]
-        self._verdicts[start] = None
-        result = self._served(start)
+        with provisional(self._verdicts, start, None):
+            result = self._served(start)
         self._verdicts[start] = result
         return result
 

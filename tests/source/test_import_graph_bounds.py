@@ -1,0 +1,234 @@
+"""The lint's work is bounded by the import graph (issue 36: NeMo hung it, sglang crashed it).
+
+NeMo's ``nemo/core/neural_types/__init__.py`` star-imports four sibling
+modules by absolute name, and they import each other: WN110 followed every
+spelling of every path through them (``...comparison.elements.elements...``),
+failures included.  sglang's 194-module chain of imports raised
+``RecursionError`` from the import scan and no report came out.  The packages
+here are generated in that shape; the work is counted (resolutions), not timed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wnaudit.cli.command import run
+from wnaudit.common.options import RunOptions
+from wnaudit.source import lint_files
+from wnaudit.source.project import Project
+from wnaudit.source.serving.index import ServingIndex
+
+MODEL = """\
+import torch.nn as nn
+from torch.nn.utils import weight_norm
+from {package}.types import *
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(4, 4, 3))
+
+
+def load(path):
+    model = Net()
+    model.eval()
+    return model
+"""
+
+SERVE = """\
+from {package}.chain.m0 import Net
+
+
+def load(path):
+    model = Net()
+    model.eval()
+    return model
+"""
+
+
+class _TooMuchWork(BaseException):
+    """Raised by the counter past the bound (a BaseException: the run's per-file isolation must not swallow it)."""
+
+
+def _sibling(package: str, index: int, count: int) -> str:
+    """A ``neural_types``-like module: it names every sibling, imports the next ones by absolute name, calls ``super()``."""
+    names = [f"{package}.types.kind{j}" for j in range(count)]
+    lines = [f'"""Kinds {index}: compared with {", ".join(names)}."""', ""]
+    for step in (1, 2):
+        other = (index + step) % count
+        lines.append(f"from {package}.types.kind{other} import Kind{other}")
+    lines.append(f"from {package}.types.kind{(index + 3) % count} import *")
+    lines += [
+        "", "", f"class Kind{index}:", f"    peers = ({', '.join(f'kind{j}' for j in range(count))},)", "",
+        "    def __init__(self):", "        super().__init__()", "",
+    ]
+    return "\n".join(lines)
+
+
+def _star_tangle(root: Path, count: int = 8) -> Path:
+    """``types/__init__`` star-imports ``count`` siblings that import and star-import each other in cycles."""
+    package = root / "proj"
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    types = package / "types"
+    types.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (types / "__init__.py").write_text("".join(f"from proj.types.kind{j} import *\n" for j in range(count)))
+    for j in range(count):
+        (types / f"kind{j}.py").write_text(_sibling("proj", j, count))
+    (package / "model.py").write_text(MODEL.format(package="proj"))
+    return package
+
+
+def _count_resolutions(monkeypatch: pytest.MonkeyPatch, bound: int) -> list[str]:
+    """Every name resolution of the run: a dotted name against the project's modules, a module's facts read for one.
+
+    More than ``bound`` stops the run (``_TooMuchWork``): unbounded linking fails fast instead of hanging.
+    """
+    calls: list[str] = []
+
+    def count(what: str) -> None:
+        calls.append(what)
+        if len(calls) > bound:
+            raise _TooMuchWork(f"more than {bound} resolutions, e.g. {what}")
+
+    resolve, facts = Project.resolve, ServingIndex.facts
+
+    def counted_resolve(self: Project, dotted: str, location: object) -> object:
+        count(dotted)
+        return resolve(self, dotted, location)  # type: ignore[arg-type]
+
+    def counted_facts(self: ServingIndex, path: Path) -> object:
+        count(str(path))
+        return facts(self, path)
+
+    monkeypatch.setattr(Project, "resolve", counted_resolve)
+    monkeypatch.setattr(ServingIndex, "facts", counted_facts)
+    return calls
+
+
+def test_star_imports_in_cycles_resolve_each_name_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NeMo's shape: the lint finishes with its finding, within a bound linear in the package's modules and names."""
+    count = 8
+    package = _star_tangle(tmp_path, count)
+    files = sorted(package.rglob("*.py"))
+    # The project's size: each module names every sibling (and a few names of its own); a bound linear in
+    # modules x names. The old linking made more than 10^5 resolutions of ever longer spellings here.
+    calls = _count_resolutions(monkeypatch, bound=8 * len(files) * count)
+    result = lint_files(files, RunOptions())
+    assert result.errors == []
+    assert [(Path(f.path).name, f.code) for f in result.findings if f.code == "WN110"] == [("model.py", "WN110")]
+    assert max(len(dotted.split(".")) for dotted in calls if "/" not in dotted) <= 4  # no spelling grows in the cycles
+
+
+def test_the_index_resolves_a_module_name_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every (module, name) pair is resolved at most once per run, failures and cycles included."""
+    package = _star_tangle(tmp_path)
+    names: list[tuple[Path, str]] = []
+    real = ServingIndex.__init__
+
+    def spy(self: ServingIndex, *args: object, **kwargs: object) -> None:
+        real(self, *args, **kwargs)  # type: ignore[arg-type]
+        resolve = self._names.resolve_name
+
+        def counted(file: Path, head: str, depth: int) -> object:
+            names.append((file, head))
+            if len(names) > 10_000:
+                raise _TooMuchWork("a name resolved again and again")
+            return resolve(file, head, depth)
+
+        self._names.resolve_name = counted  # type: ignore[method-assign]
+
+    monkeypatch.setattr(ServingIndex, "__init__", spy)
+    index = ServingIndex(Project([tmp_path]), lambda path: path.read_bytes(), lambda path: [])
+    init = package / "types" / "__init__.py"
+    for j in range(8):
+        for name in (f"Kind{j}", f"kind{j}", "Missing", f"kind{j}.Kind{j}", f"kind{j}.kind{(j + 1) % 8}.Missing"):
+            index.lookup(init, f"proj.types.{name}")
+            index.lookup(package / "model.py", f"proj.types.{name}")
+    assert names and len(names) == len(set(names))
+    found = index.lookup(package / "model.py", "proj.types.Kind3")
+    assert found is not None and found[0] == (package / "types" / "kind3.py", "proj.types.kind3.Kind3")
+
+
+def _chain(root: Path, length: int) -> Path:
+    """``chain/m0`` re-exports ``Net`` from ``m1``, ... ``m{length}`` defines it: each module imports the next."""
+    (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    chain = root / "proj" / "chain"
+    chain.mkdir(parents=True)
+    (root / "proj" / "__init__.py").write_text("")
+    (chain / "__init__.py").write_text("")
+    for j in range(length):
+        (chain / f"m{j}.py").write_text(f"from proj.chain.m{j + 1} import *\nfrom proj.chain.m{j + 1} import Net\n")
+    (chain / f"m{length}.py").write_text(MODEL.replace("from {package}.types import *\n", "").format())
+    (root / "proj" / "serve.py").write_text(SERVE.format(package="proj"))
+    return root / "proj"
+
+
+def test_a_long_chain_of_imports_gives_a_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sglang's shape: 400 modules each importing the next; no RecursionError, the defining file's findings stand."""
+    package = _chain(tmp_path, 400)
+    files = sorted(package.rglob("*.py"))
+    _count_resolutions(monkeypatch, bound=20 * len(files))  # linear: a few per module (each re-export once)
+    result = lint_files(files, RunOptions())
+    assert result.errors == []
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("m400.py", "WN103"), ("m400.py", "WN110")]
+
+
+def test_a_file_that_cannot_be_analysed_costs_its_findings_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One file whose WN110 work raises: one error line naming it, the other file's findings still reported."""
+    package = tmp_path / "proj"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    (package / "__init__.py").write_text("")
+    plain = MODEL.replace("from {package}.types import *\n", "")
+    (package / "good.py").write_text(plain)
+    (package / "bad.py").write_text(plain.replace("Net", "Other"))
+    real = ServingIndex.served
+
+    def served(self: ServingIndex, start: tuple[Path, str]) -> object:
+        if start[0].name == "bad.py":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(self, start)
+
+    monkeypatch.setattr(ServingIndex, "served", served)
+    result = lint_files(sorted(package.rglob("*.py")), RunOptions())
+    assert [(Path(e.path).name, e.message) for e in result.errors] == [
+        ("bad.py", "cannot be analysed (RecursionError: maximum recursion depth exceeded); its findings are left out"),
+    ]
+    assert sorted({Path(f.path).name for f in result.findings}) == ["good.py"]
+    assert {f.code for f in result.findings} == {"WN103", "WN110"}
+
+
+def test_the_cli_reports_the_file_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The report still comes out, with the error line, and the run exits 2 (bad input)."""
+    package = tmp_path / "proj"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    (package / "good.py").write_text(MODEL.replace("from {package}.types import *\n", ""))
+    monkeypatch.setattr(ServingIndex, "served", lambda self, start: (_ for _ in ()).throw(RecursionError("deep")))
+    assert run(["--no-cache", str(package)]) == 2
+    out = capsys.readouterr()
+    assert "good.py" in out.err and "cannot be analysed (RecursionError: deep)" in out.err
+
+
+def test_a_failed_resolution_leaves_no_answer_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The placeholder a cycle guard holds is dropped when the resolution raises: the next file asking gets the answer."""
+    package = _star_tangle(tmp_path, 4)
+    index = ServingIndex(Project([tmp_path]), lambda path: path.read_bytes(), lambda path: [])
+    real, failures = ServingIndex._lookup, [RecursionError("deep")]
+
+    def failing_once(self: ServingIndex, file: Path, dotted: str, depth: int) -> object:
+        if failures:
+            raise failures.pop()
+        return real(self, file, dotted, depth)
+
+    monkeypatch.setattr(ServingIndex, "_lookup", failing_once)
+    with pytest.raises(RecursionError):
+        index.lookup(package / "model.py", "proj.types.Kind1")
+    found = index.lookup(package / "model.py", "proj.types.Kind1")
+    assert found is not None and found[0][1] == "proj.types.kind1.Kind1"
