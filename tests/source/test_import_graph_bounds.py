@@ -232,3 +232,74 @@ def test_a_failed_resolution_leaves_no_answer_behind(tmp_path: Path, monkeypatch
         index.lookup(package / "model.py", "proj.types.Kind1")
     found = index.lookup(package / "model.py", "proj.types.Kind1")
     assert found is not None and found[0][1] == "proj.types.kind1.Kind1"
+
+
+def _reachable_truth(edges: dict[int, list[int]], holds: set[int], start: int) -> bool:
+    seen, queue = {start}, [start]
+    while queue:
+        node = queue.pop()
+        if node in holds:
+            return True
+        for nxt in edges[node]:
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return False
+
+
+def test_reachability_matches_a_plain_search_whatever_is_asked_first() -> None:
+    """Random import graphs with cycles: every answer is plain reachability, each node's own part computed once."""
+    import random
+
+    from wnaudit.source.reachability import Reachable
+
+    generator = random.Random(36)
+    for _ in range(200):
+        size = generator.randrange(1, 12)
+        edges = {n: [generator.randrange(size) for _ in range(generator.randrange(4))] for n in range(size)}
+        holds = {n for n in range(size) if generator.random() < 0.15}
+        steps: list[int] = []
+
+        def step(path: Path, name: str) -> object:
+            node = int(name)
+            steps.append(node)
+            return True if node in holds else [(path, str(n)) for n in edges[node]]
+
+        reach = Reachable()
+        for node in generator.sample(range(size), size):
+            assert reach.ask((Path("m"), str(node)), step) == _reachable_truth(edges, holds, node)  # type: ignore[arg-type]
+        assert len(steps) == len(set(steps))
+
+
+def test_reachability_of_a_very_long_chain_uses_no_python_frame_per_link() -> None:
+    from wnaudit.source.reachability import Reachable
+
+    length = 20_000  # far past the interpreter's recursion limit
+    reach = Reachable()
+
+    def step(path: Path, name: str) -> object:
+        node = int(name)
+        return node == length or [(path, str(node + 1))]
+
+    assert reach.ask((Path("m"), "0"), step) is True  # type: ignore[arg-type]
+    assert all(reach.settled((Path("m"), str(n))) for n in range(0, length, 997))
+
+
+def test_a_star_import_cycle_gives_the_same_answers_whatever_is_asked_first(tmp_path: Path) -> None:
+    """``a`` and ``b`` star-import each other, ``a`` also ``c`` (which defines ``X``): both bind ``X``, in any order.
+
+    The cycle guard reads "nothing" for a name met again while it is being resolved; the name that met it
+    must not keep that as its answer (it reaches the cycle's first name, which finds ``c.X``).
+    """
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    package = tmp_path / "proj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from proj.b import *  # X\nfrom proj.c import *\n")
+    (package / "b.py").write_text("from proj.a import *  # X\n")
+    (package / "c.py").write_text("class X:\n    pass\n")
+    questions = [(package / "a.py", "proj.a.X"), (package / "b.py", "proj.b.X"), (package / "b.py", "proj.a.X")]
+    expected = ((package / "c.py", "proj.c.X"), "")
+    for order in (questions, questions[::-1], questions[1:] + questions[:1]):
+        index = ServingIndex(Project([tmp_path]), lambda path: path.read_bytes(), lambda path: [])
+        assert [index.lookup(file, dotted) for file, dotted in order] == [expected] * len(order)
