@@ -303,3 +303,28 @@ def test_a_star_import_cycle_gives_the_same_answers_whatever_is_asked_first(tmp_
     for order in (questions, questions[::-1], questions[1:] + questions[:1]):
         index = ServingIndex(Project([tmp_path]), lambda path: path.read_bytes(), lambda path: [])
         assert [index.lookup(file, dotted) for file, dotted in order] == [expected] * len(order)
+
+
+def test_a_file_whose_names_cannot_be_completed_costs_its_findings_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cross-file completion of one linted file raises: an error line for it, the other file's findings stand."""
+    from wnaudit.source.workspace import Workspace
+
+    package = tmp_path / "proj"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
+    plain = MODEL.replace("from {package}.types import *\n", "")
+    (package / "good.py").write_text(plain)
+    (package / "bad.py").write_text(plain)
+    real = Workspace.aliases
+
+    def aliases(self: Workspace, summary: object) -> object:
+        if str(getattr(summary, "path", "")).endswith("bad.py"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(self, summary)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Workspace, "aliases", aliases)
+    result = lint_files(sorted(package.rglob("*.py")), RunOptions())
+    assert [(Path(e.path).name, e.message.partition(";")[0]) for e in result.errors] == [
+        ("bad.py", "cannot be analysed (RecursionError: maximum recursion depth exceeded)"),
+    ]
+    assert {Path(f.path).name for f in result.findings} == {"good.py"}
