@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..core import catalogue
 from .model import FileSummary, Site
+from .provisional import provisional
 from .resolve import API_ROOTS
 from .workspace import Workspace
 
@@ -141,8 +142,8 @@ class Context:
         cached = self._resolved.get(memo_key)
         if cached is not None:
             return cached
-        self._resolved[memo_key] = ()  # cycles of re-exports resolve to nothing
-        result = self._resolve(summary, file, ref, depth)
+        with provisional(self._resolved, memo_key, ()):  # cycles of re-exports resolve to nothing
+            result = self._resolve(summary, file, ref, depth)
         self._resolved[memo_key] = result
         return result
 

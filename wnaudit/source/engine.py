@@ -111,6 +111,7 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
             InputError(pyproject, message)
             for message in entry_errors(config.serving, workspace.project, Path(config.root), workspace.source_bytes)
         )
+    result.errors.extend(InputError(path, message) for path, message in sorted(workspace.analysis_failures.items()))
     result.parsed_sources = sum(item.parsed for item in found.scanned) + len(served)
     workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
     if (options.fix or options.diff) and plan.edits:
@@ -142,19 +143,27 @@ def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace
         result.errors.extend(InputError(c.path, f"cannot write the fix, file unchanged: {error}") for c in outcome.changes)
         fixed = []
     result.fixed = placed(fixed_findings(fixed), inputs)
-    result.findings = _relint(found, options)
+    result.findings = _relint(found, options, result)
 
 
-def _relint(found: Scan, options: RunOptions) -> list[Finding]:
-    """What remains, decided from the disk after the writes (another run may have fixed files meanwhile)."""
+def _relint(found: Scan, options: RunOptions, result: RunResult) -> list[Finding]:
+    """What remains, decided from the disk after the writes (another run may have fixed files meanwhile).
+
+    A file that cannot be analysed now is reported once (``result.errors``), as in the first pass.
+    """
     inputs = gather_inputs([Path(path) for path in found.given.values()], options.config.max_source_bytes)
     workspace = new_workspace(options.config)  # fresh: a fix may change what another file's names stand for
     try:
         again = scan(inputs, options, workspace)
         context = Context(again.summaries, workspace=workspace)
-        return placed(findings_of(again.summaries, context, options.config, again.run_files), inputs)
+        remaining = placed(findings_of(again.summaries, context, options.config, again.run_files), inputs)
     finally:
         workspace.close_workers()
+    reported = {(error.path, error.message) for error in result.errors}
+    result.errors.extend(
+        InputError(path, message) for path, message in sorted(workspace.analysis_failures.items()) if (path, message) not in reported
+    )
+    return remaining
 
 
 def lint_source(source: str | bytes, path: str, config: Config | None = None) -> list[Finding]:
@@ -170,6 +179,8 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
     summary = _summarize_given(source, path, workspace)
     context = Context([summary], workspace=workspace)
     found = file_candidates(summary, context, config, frozenset({summary.file or summary.path}))
+    if summary.path in workspace.analysis_failures:
+        raise SourceError(workspace.analysis_failures[summary.path])
     kept = offered([summary], {summary.path: found}, config, workspace)[1][summary.path]
     return sorted((to_finding(path, c) for c in kept), key=Finding.sort_key)
 

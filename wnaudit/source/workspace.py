@@ -26,6 +26,8 @@ from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, 
 from . import notebook
 from .model import FileSummary, Site
 from .project import ImportBinding, Location, Project, RawImport, package_of, relative_base, statement_bindings
+from .provisional import provisional
+from .reachability import Key, Reachable
 from .reading import SourceError
 from .resolve import API_ROOTS
 from .serving import facts_cache
@@ -51,62 +53,6 @@ def _called_names(summary: FileSummary) -> list[str]:
 
 def _refs_key(summary: FileSummary) -> str:
     return hashlib.sha256("\n".join(_called_names(summary)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-class _Reachable:
-    """Memoised answers to "does anything reachable from here carry the fact?", right on import cycles.
-
-    Nodes that reach each other (a strongly connected component: modules
-    importing each other) share one answer, so they are answered together
-    (Tarjan's algorithm): while a component is being explored an edge back
-    into it reads "no" for now, and when its first node is done, that node's
-    answer, which collects every member's, becomes the answer of all of them.
-    So no answer depends on which file asked first, and each node is asked once.
-    """
-
-    def __init__(self) -> None:
-        self.known: dict[tuple[Path, str], bool] = {}
-        self._open: dict[tuple[Path, str], int] = {}  # on the stack -> its order of discovery
-        self._stack: list[tuple[Path, str]] = []
-        self._count = 0
-        self._low = 1 << 62
-
-    def settled(self, key: tuple[Path, str]) -> bool:
-        """Whether ``key``'s answer is final (its component is done)."""
-        return key in self.known
-
-    def ask(self, key: tuple[Path, str], compute: Callable[[Path, str], bool]) -> bool:
-        known = self.known.get(key)
-        if known is not None:
-            return known
-        order = self._open.get(key)
-        if order is not None:  # a cycle back into the component being explored
-            self._low = min(self._low, order)
-            return False
-        order = self._open[key] = self._count
-        self._count += 1
-        self._stack.append(key)
-        outer, self._low = self._low, order
-        try:
-            result = compute(*key)
-        except BaseException:
-            while self._stack:  # abandon this component; nothing half-answered is kept
-                member = self._stack.pop()
-                del self._open[member]
-                if member == key:
-                    break
-            self._low = outer
-            raise
-        low = self._low
-        if low >= order:  # the component's first node: its answer is every member's
-            while True:
-                member = self._stack.pop()
-                del self._open[member]
-                self.known[member] = result
-                if member == key:
-                    break
-        self._low = min(outer, low)
-        return result
 
 
 @dataclass(frozen=True)
@@ -161,8 +107,8 @@ class Workspace:
         self._contents: dict[Path, tuple[bytes, ContentFacts] | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
         self._final: dict[Path, FileSummary | None] = {}
-        self._closure = _Reachable()
-        self._exports_api = _Reachable()
+        self._closure = Reachable(*self._derived_matters())
+        self._exports_api = Reachable()
         self._api_memo: dict[tuple[Path, str], frozenset[str]] = {}
         self._choice_memo: dict[tuple[Path, str], tuple[Path, Site] | None] = {}
         self._scans: dict[Path, _Scan | None] = {}
@@ -175,6 +121,15 @@ class Workspace:
         self.facts_ahead: dict[bytes, ContentFacts] = {}
         #: Workers for WN110's index, set by a scan that computed byte facts ahead (a big run with nothing kept).
         self.serving_ahead: ServingAhead | None = None
+        #: Linted files whose analysis raised (path as given -> one line): their findings are left out, the others stand.
+        self.analysis_failures: dict[str, str] = {}
+
+    def note_failure(self, path: str, error: Exception) -> None:
+        """Record a linted file whose analysis raised (a bug or an input past a bound): one error line, not a crash."""
+        logger.debug("%s: cannot be analysed", path, exc_info=error)
+        detail = str(error).strip().splitlines()
+        reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+        self.analysis_failures.setdefault(path, f"cannot be analysed ({reason}); its findings are left out")
 
     def keep_serving(self, digest: bytes, location: Location, found: ServingFacts) -> None:
         """Serving facts of a file's bytes (``digest``) where it sits, for WN110's index (and its cache)."""
@@ -306,30 +261,34 @@ class Workspace:
         occurs in it, or the name is defined here (a class or function whose
         body may use any import) or imported, and what it uses may matter.
         """
-        path = self.project.locate(path).path
+        return self._closure.ask((self.project.locate(path).path, name), self._may_matter)
+
+    def _derived_matters(self) -> tuple[Callable[[Key], bool | None] | None, Callable[[Key, bool], None] | None]:
+        """Where ``may_matter`` finds an earlier run's answers and keeps this run's (none without a record)."""
         derived = self.derived
         if derived is None:
-            return self._closure.ask((path, name), self._may_matter)
-        key = f"{path}\0{name}"
-        known = derived.matters.get(key)
-        if known is None:
-            known = self._closure.ask((path, name), self._may_matter)
-            if self._closure.settled((path, name)):
-                derived.matters[key] = known
-        return known
+            return None, None
+        matters = derived.matters
 
-    def _may_matter(self, path: Path, name: str) -> bool:
+        def recall(key: Key) -> bool | None:
+            return matters.get(f"{key[0]}\0{key[1]}")
+
+        def record(key: Key, answer: bool) -> None:
+            matters[f"{key[0]}\0{key[1]}"] = answer
+
+        return recall, record
+
+    def _may_matter(self, path: Path, name: str) -> bool | list[Key]:
+        """The node's own part of ``may_matter``: True, or the imported names whose answers decide it."""
         scan = self._scan(path)
         if scan is None:
             return False
-        bindings = scan.bindings
+        bindings, locate = scan.bindings, self.project.locate
         if name == "*" or name in self._defined(path):
-            every = [item for found in bindings.values() for item in found]
-            return scan.holds_facts or any(self.may_matter(dep, b.attribute) for b, dep in every)
+            return scan.holds_facts or [(locate(dep).path, b.attribute) for found in bindings.values() for b, dep in found]
         if scan.holds_facts and (name in bindings or self._mentions(path, name)):
             return True
-        reached = [*bindings.get(name, ()), *bindings.get("*", ())]
-        return any(self.may_matter(dep, b.attribute) for b, dep in reached)
+        return [(locate(dep).path, b.attribute) for b, dep in (*bindings.get(name, ()), *bindings.get("*", ()))]
 
     def _all_bindings(self, path: Path, facts: ContentFacts) -> Iterator[tuple[ImportBinding, Path]]:
         for found in self._bindings(path, facts).values():
@@ -412,7 +371,7 @@ class Workspace:
         """
         return self._exports_api.ask((path, name), self._may_export_api)
 
-    def _may_export_api(self, path: Path, name: str) -> bool:
+    def _may_export_api(self, path: Path, name: str) -> bool | list[Key]:
         scanned = self._scan(path)
         if scanned is None:
             return False
@@ -430,7 +389,7 @@ class Workspace:
             [item for found in by_name.values() for item in found]
             if name == "*" else [*by_name.get(name, ()), *by_name.get("*", ())]
         )
-        return any(self.may_export_api(dep, binding.attribute) for binding, dep in reached)
+        return [(dep, binding.attribute) for binding, dep in reached]
 
     def observations(self) -> Observations:
         """Everything this run learnt from the file system."""
@@ -521,7 +480,11 @@ class Workspace:
                 content = self._data(path)
             else:
                 self._bytes[path] = content if isinstance(content, bytes) else content.encode("utf-8")
-            completed = self.complete(summary, content) if content is not None else summary
+            try:
+                completed = self.complete(summary, content) if content is not None else summary
+            except Exception as error:  # noqa: BLE001 - one file's failure costs its findings, never the report
+                self.note_failure(summary.path, error)
+                continue
             self._final[path] = completed
             out.append(completed)
         return out
@@ -573,7 +536,12 @@ class Workspace:
         cached = self._api_memo.get(key)
         if cached is not None:
             return cached
-        self._api_memo[key] = frozenset()  # a cycle of re-exports binds nothing
+        with provisional(self._api_memo, key, frozenset()):  # a cycle of re-exports binds nothing
+            frozen = self._api_names(dotted, location, depth)
+        self._api_memo[key] = frozen
+        return frozen
+
+    def _api_names(self, dotted: str, location: Location, depth: int) -> frozenset[str]:
         result: set[str] = set()
         found = self.project.resolve(dotted, location)
         if found is not None and found[1] and self.may_export_api(found[0], found[1].partition(".")[0]):
@@ -590,9 +558,7 @@ class Workspace:
                         result.add(full)
                     else:
                         result |= self.api_names(full, target_location, depth + 1)
-        frozen = frozenset(result)
-        self._api_memo[key] = frozen
-        return frozen
+        return frozenset(result)
 
     def bound_choice(self, dotted: str, location: Location, depth: int = 0) -> tuple[Path, Site] | None:
         """The file and site of the legacy ``weight_norm`` in the flag choice a project name is bound to.
@@ -606,7 +572,12 @@ class Workspace:
         key = (location.path, dotted)
         if key in self._choice_memo:
             return self._choice_memo[key]
-        self._choice_memo[key] = None  # a cycle of re-exports binds nothing
+        with provisional(self._choice_memo, key, None):  # a cycle of re-exports binds nothing
+            result = self._bound_choice(dotted, location, depth)
+        self._choice_memo[key] = result
+        return result
+
+    def _bound_choice(self, dotted: str, location: Location, depth: int) -> tuple[Path, Site] | None:
         result: tuple[Path, Site] | None = None
         found = self.project.resolve(dotted, location)
         if found is not None and found[1] and "." not in found[1]:
@@ -620,7 +591,6 @@ class Workspace:
                     values = list(target.exports.get(head, ())) or [f"{m}.{head}" for m in target.star_modules]
                     if len(values) == 1:  # a re-export; a name with several values is not one binding
                         result = self.bound_choice(values[0], self.project.locate(target_path), depth + 1)
-        self._choice_memo[key] = result
         return result
 
 

@@ -79,8 +79,17 @@ def within(found: list[Candidate], files: frozenset[str]) -> list[Candidate]:
 
 
 def file_candidates(summary: FileSummary, context: Context, config: Config, files: frozenset[str]) -> list[Candidate]:
-    """One file's candidates, with only the fixes the run's ``files`` can take."""
-    return within(candidates(summary, context, rules_for(config, summary)), files)
+    """One file's candidates, with only the fixes the run's ``files`` can take.
+
+    Empty when a rule raises on it (a bug, an input past a bound): the file is
+    noted on the workspace (one error line, exit 2) and the run goes on, so it
+    costs that file's findings and never the other files' report.
+    """
+    try:
+        return within(candidates(summary, context, rules_for(config, summary)), files)
+    except Exception as error:  # noqa: BLE001 - see above
+        context.workspace.note_failure(summary.path, error)
+        return []
 
 
 def binding_of(summary: FileSummary, candidate: Candidate) -> Binding | None:

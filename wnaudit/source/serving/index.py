@@ -29,6 +29,7 @@ from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 from ...core import catalogue
 from ..project import ImportBinding, Project
+from ..provisional import provisional
 from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
@@ -38,6 +39,7 @@ from .effects import ClassView, FoldSummaries
 from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
 from .entries import module_of
 from .entries import split as split_entry
+from .names import ModuleNames
 from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
@@ -132,6 +134,8 @@ class ServingIndex:
         #: file -> the pool of its project root (``_pool``): the markers the run saw do not change during it.
         self._pool_of: dict[Path, _Pool] = {}
         self._lookups: dict[tuple[Path, str], tuple[Key, str] | None] = {}
+        #: What each name bound in a project module stands for (``_member``), resolved once per run.
+        self._names = ModuleNames(project, self.facts, self._mentions, _MAX_DEPTH)
         #: (file, ref) -> (how many carrier names there were, the classes it may be an instance of).
         self._instances: dict[tuple[Path, Ref], tuple[int, frozenset[Key]]] = {}
         self._verdicts: dict[Key, Served | None] = {}
@@ -363,8 +367,8 @@ class ServingIndex:
         memo = (file, dotted)
         if memo in self._lookups:
             return self._lookups[memo]
-        self._lookups[memo] = None  # a cycle of re-exports resolves to nothing
-        result = self._lookup(file, dotted, depth)
+        with provisional(self._lookups, memo, None):  # a cycle of re-exports resolves to nothing
+            result = self._lookup(file, dotted, depth)
         self._lookups[memo] = result
         return result
 
@@ -388,24 +392,11 @@ class ServingIndex:
         return self._member(target, target_facts, inner, depth)
 
     def _member(self, file: Path, facts: ServingFacts, inner: str, depth: int) -> tuple[Key, str] | None:
-        head, _, rest = inner.partition(".")
-        qual = f"{facts.module}.{head}" if facts.module else head
-        if qual in facts.classes or qual in facts.functions:
-            return (file, qual), rest
-        values = list(facts.exports.get(head, ()))
-        if facts.star_modules:
-            location = self.project.locate(file)
-            for star in facts.star_modules:
-                # A star import can only bring ``head`` from a module whose text names it: a byte search
-                # spares walking the hundreds of star imports of a large package ``__init__``.
-                module = self.project.module_file(star, location)
-                if module is not None and module.suffix == ".py" and self._mentions(module, head):
-                    values.append(f"{star}.{head}")
-        for value in values:
-            found = self.lookup(file, f"{value}.{rest}" if rest else value, depth + 1)
-            if found is not None:
-                return found
-        return None
+        """``inner`` inside the module ``file`` (whose facts are ``facts``), each of its names resolved once per run (``names.py``)."""
+        found = self._names.member(file, inner, depth)
+        if found is None or not found[1]:
+            return None
+        return (found[0], found[1]), found[2]
 
     def _mentions(self, path: Path, name: str) -> bool:
         key = (path, name)
@@ -1006,8 +997,8 @@ class ServingIndex:
         """Where weight norm applied in ``start`` reaches inference unfolded (None: never, or folded)."""
         if start in self._verdicts:
             return self._verdicts[start]
-        self._verdicts[start] = None
-        result = self._served(start)
+        with provisional(self._verdicts, start, None):
+            result = self._served(start)
         self._verdicts[start] = result
         return result
 

@@ -26,6 +26,7 @@ from typing import Callable, Iterator
 
 from .. import construction
 from ..construction import passes
+from ..provisional import provisional
 from ..reading import SourceError, decode
 from .facts import ServingFacts
 
@@ -102,8 +103,8 @@ class Selection:
         memo = (key, param)
         if memo in self._values:
             return self._values[memo]
-        self._values[memo] = None  # a cycle of constructors passing the parameter round is unknown
-        found = self._values_of(key, param, level) if level <= _MAX_LEVELS else None
+        with provisional(self._values, memo, None):  # a cycle of constructors passing the parameter round is unknown
+            found = self._values_of(key, param, level) if level <= _MAX_LEVELS else None
         self._values[memo] = found
         return found
 
@@ -158,8 +159,8 @@ class Selection:
         """
         if key in self._building:
             return self._building[key]
-        self._building[key] = None  # a cycle of subclasses is unknown
-        found = self._building[key] = self._find_calls(key)
+        with provisional(self._building, key, None):  # a cycle of subclasses is unknown
+            found = self._building[key] = self._find_calls(key)
         return found
 
     def _find_calls(self, key: Key) -> list[_Call] | None:
