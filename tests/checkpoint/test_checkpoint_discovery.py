@@ -90,7 +90,7 @@ def test_walk_never_rewrites_through_a_symlink_out_of_the_tree(tmp_path, capsys,
     (tmp_path / "elsewhere" / "script.py").write_text(
         "from torch.nn.utils import weight_norm, remove_weight_norm\n"
     )
-    status, report = cli_json(capsys, "--fix", tree)
+    status, report = cli_json(capsys, "--fix", "--unsafe-fixes", tree)
     assert status == 1 and len(report["findings"]) == WEIGHT_NORMS  # audited, not fixed
     assert outside.read_bytes() == before
     assert "name it explicitly to fix it" in caplog.text
@@ -101,7 +101,7 @@ def test_walk_never_rewrites_through_a_symlink_out_of_the_tree(tmp_path, capsys,
 
 def test_symlink_inside_the_tree_is_fixed_through(tmp_path, capsys):
     blob, snapshot = _hugging_face_cache(tmp_path / "hub")
-    status, report = cli_json(capsys, "--fix", tmp_path / "hub")
+    status, report = cli_json(capsys, "--fix", "--unsafe-fixes", tmp_path / "hub")
     assert status == 0 and report["findings"] == []
     from safetensors.torch import load_file
 

@@ -57,7 +57,7 @@ def test_torch_zip_container_forms(tmp_path, capsys, spelling, form, prefix):
     assert objects(report) == expected
     assert {f["code"] for f in report["findings"]} == {CODES[spelling]}
     finding = report["findings"][0]
-    assert set(finding) == {"path", "code", "severity", "message", "fixable", "object"}
+    assert set(finding) == {"path", "code", "severity", "message", "fixable", "fix", "object"}
     assert finding["path"] == str(path) and finding["fixable"] is True and finding["severity"] == "warning"
     assert "--fix" in finding["message"]
 

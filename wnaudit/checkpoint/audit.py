@@ -15,7 +15,7 @@ from typing import Sequence
 
 from ..core.catalogue import FOLDED_LOAD_HINT
 from ..core.torch_api import TorchMissingError
-from ..common.findings import InputError, RunResult
+from ..common.findings import Applicability, InputError, RunResult
 from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
 from .codes import BY_CODE
@@ -39,7 +39,7 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
         if not is_index_name(path) and Path(os.path.realpath(path)) in covered:
             logger.debug("%s: audited through its shard index", path)
             continue
-        result.extend(audit_one(path, _for(path, options)))
+        result.extend(_needing_review(audit_one(path, _for(path, options)), path in options.walked))
         result.checked_checkpoints = (result.checked_checkpoints or 0) + 1
     if any(item.code in BY_CODE for item in result.fixed):
         # Folding changes the keys: strict loads into code that applies weight norm at construction break.
@@ -48,7 +48,10 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
 
 
 def _for(path: Path, options: RunOptions) -> RunOptions:
-    """A checkpoint reached through a symlink out of the walked tree is audited, never rewritten."""
+    """A checkpoint reached through a symlink out of the walked tree is audited, never rewritten;
+    one found by a walk is folded only with ``--unsafe-fixes``."""
+    if path in options.walked:
+        options = dataclasses.replace(options, fold_needs_review=True, fix=options.fix and options.unsafe_fixes)
     if options.fix and path in options.read_only:
         logger.warning(
             "%s: not fixed: a symlink out of the walked tree (to %s); name it explicitly to fix it",
@@ -56,6 +59,14 @@ def _for(path: Path, options: RunOptions) -> RunOptions:
         )
         return dataclasses.replace(options, fix=False, output=None)
     return options
+
+
+def _needing_review(result: RunResult, walked: bool) -> RunResult:
+    """A walked checkpoint's fixes need review, its WN2xx module folds included."""
+    if walked:
+        for items in (result.findings, result.fixed):
+            items[:] = [dataclasses.replace(f, applicability=Applicability.UNSAFE) if f.fixable else f for f in items]
+    return result
 
 
 def audit_one(path: Path, options: RunOptions) -> RunResult:

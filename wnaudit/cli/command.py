@@ -21,7 +21,7 @@ import click
 from .. import __version__
 from ..common.config import Config, ConfigError, load_config
 from ..common.gc_pause import LINT_THRESHOLDS
-from .discovery import Inputs, discover
+from .discovery import Inputs, discover, distinct_checkpoints
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
@@ -183,7 +183,7 @@ def check(
     config = _load_config(paths, config_path, select=select, extend_select=extend_select, ignore=ignore,
                           exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude)
     inputs = discover(list(paths), config)
-    if output is not None and (len(inputs.checkpoints) + len(inputs.exported) != 1 or inputs.sources):
+    if output is not None and (len(distinct_checkpoints(inputs.checkpoints)) + len(inputs.exported) != 1 or inputs.sources):
         raise click.UsageError("-o/--output works with exactly one checkpoint or exported-program input")
     options = RunOptions(
         config=config,
@@ -200,6 +200,7 @@ def check(
         fix_training_in_place=fix_training_in_place,
         discard_journal=discard_journal,
         read_only=frozenset(inputs.read_only),
+        walked=frozenset(inputs.walked),
         cache=not no_cache,
     )
     result = _run_engines(inputs, options)

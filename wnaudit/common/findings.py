@@ -73,6 +73,7 @@ class Finding:
             "severity": Severity(self.severity).value,
             "message": self.message,
             "fixable": self.fixable,
+            "fix": {"applicability": self.applicability_name()} if self.fixable else None,
         }
         if self.line is not None:
             data["line"] = self.line
@@ -82,6 +83,10 @@ class Finding:
         if self.object is not None:
             data["object"] = self.object
         return data
+
+    def applicability_name(self) -> str:
+        """``safe`` or ``unsafe``, the words of ruff's JSON (a fixable finding declared without one is safe)."""
+        return "unsafe" if self.applicability is Applicability.UNSAFE else "safe"
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line or 0, self.column or 0, self.object or "", self.code)
