@@ -110,12 +110,12 @@ class BenchRequest:
 
 def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
     """Load, build the input and measure; every expected failure becomes a BenchError."""
-    from ..core.torch_api import TorchMissingError, import_torch
+    from ..core.torch_api import TorchMissingError, import_torch, missing
 
     try:
         torch = import_torch()
     except TorchMissingError:
-        raise BenchError('torch is not installed; wnaudit bench needs it: pip install "wnaudit[torch]"') from None
+        raise BenchError(missing("torch", "wnaudit bench")) from None
     from .exported import is_exported_program
     from .loading import load_model
     from .runner import measure

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.catalogue import FOLDED_LOAD_HINT
-from ..core.torch_api import TorchMissingError
+from ..core.torch_api import TorchMissingError, missing
 from ..common.findings import Applicability, InputError, RunResult
 from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
@@ -83,6 +83,8 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
 
 def _problem(error: Exception, options: RunOptions) -> str:
     """One line saying what went wrong with an input."""
+    if isinstance(error, TorchMissingError) and options.fix:
+        return missing("torch", "folding a checkpoint (only --fix: auditing reads torch zip and safetensors files without it)")
     if isinstance(error, (CheckpointError, UnrecognisedFormat, TorchMissingError)):
         return str(error)
     if isinstance(error, PermissionError):
@@ -94,8 +96,7 @@ def _problem(error: Exception, options: RunOptions) -> str:
     if isinstance(error, OSError):
         return f"cannot read or write: {error.strerror or error}"
     if isinstance(error, ImportError):  # torch or safetensors missing: say what to install
-        missing = error.name or "a dependency"
-        return f'{missing} is not installed; this checkpoint needs it: pip install "wnaudit[torch]"'
+        return missing(error.name or "a dependency", "folding a checkpoint" if options.fix else "reading this checkpoint")
     if isinstance(error, MemoryError):
         return "out of memory while loading"
     if isinstance(error, RecursionError):

@@ -23,6 +23,17 @@ from .catalogue import (
 )
 
 
+#: The one install command every "not installed" hint names: it works from any environment, a checkout or
+#: not (naming the extra with the project name would ask a package index for a distribution nothing publishes).  numpy: torch
+#: warns without it on every load and safetensors' ``save_file`` fails.
+TORCH_INSTALL = "python -m pip install torch safetensors numpy"
+
+
+def missing(what: str, needs: str) -> str:
+    """``WHAT is not installed; NEEDS needs it: <command>``: one wording for every entrance."""
+    return f"{what} is not installed; {needs} needs it: {TORCH_INSTALL}"
+
+
 class TorchMissingError(RuntimeError):
     """torch is needed for modules and checkpoints but is not installed."""
 
@@ -32,9 +43,7 @@ def import_torch() -> Any:
     try:
         return importlib.import_module("torch")
     except ImportError as error:  # pragma: no cover - exercised only without torch
-        raise TorchMissingError(
-            'torch is not installed; checkpoints and modules need it: pip install "wnaudit[torch]"'
-        ) from error
+        raise TorchMissingError(missing("torch", "reading this checkpoint or module")) from error
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,7 +15,7 @@ from ..common.findings import Finding, InputError, RunResult, finding
 from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
 from ..core.catalogue import FOLD_BEFORE_EXPORT_API
-from ..core.torch_api import TorchMissingError
+from ..core.torch_api import TorchMissingError, missing
 from .aoti import constant_names, weight_norm_pairs
 from .archive import ArchiveContents, read_archive
 from .codes import AOTI_PAIR, DECOMPOSED, FUSED
@@ -66,7 +66,7 @@ def _problem(error: Exception) -> str:
     if isinstance(error, OSError):
         return f"cannot read or write: {error.strerror or error}"
     if isinstance(error, ImportError):
-        return f'{error.name or "a dependency"} is not installed; fixing an exported program needs it: pip install "wnaudit[torch]"'
+        return missing(error.name or "a dependency", "fixing an exported program")
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"unexpected {type(error).__name__}: {first}".rstrip(": ")
 
