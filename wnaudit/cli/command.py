@@ -267,9 +267,10 @@ def _run_engines(inputs: Inputs, options: RunOptions) -> RunResult:
 def _count_walked(result: RunResult, paths: tuple[Path, ...], inputs: Inputs) -> None:
     """The summary says what a directory walk found; named files need no count."""
     if any(path.is_dir() for path in paths):
-        result.checked_sources, result.checked_checkpoints = len(inputs.sources), result.checked_checkpoints or 0
+        result.checked_sources, result.checked_programs = len(inputs.sources), len(inputs.exported)
+        result.checked_checkpoints = len(distinct_checkpoints(inputs.checkpoints))
     else:
-        result.checked_sources = result.checked_checkpoints = None
+        result.checked_sources = result.checked_checkpoints = result.checked_programs = None
 
 
 def _report_input_errors(result: RunResult, inputs: Inputs, output_format: str) -> None:
