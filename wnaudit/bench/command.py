@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from ..common.progress import heartbeat
 from ..report.log_format import configure_cli_logging
 from .errors import BenchError
 
@@ -81,7 +82,8 @@ def bench(ctx: click.Context, output_format: str, verbose: bool, **options: Any)
     """
     configure_cli_logging(verbose)
     try:
-        result = _run(BenchRequest(**options))
+        with heartbeat(f"bench {options['model']}", announce=True, detail="load, check outputs, time both models"):
+            result = _run(BenchRequest(**options))
     except BenchError as error:
         click.echo(f"wnaudit: error: {error}", err=True)
         ctx.exit(EXIT_ERROR)

@@ -7,6 +7,7 @@ nothing is written for it.  ``--verbose`` adds the traceback to the log.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -17,8 +18,10 @@ from ..core.catalogue import FOLDED_LOAD_HINT
 from ..core.torch_api import TorchMissingError, missing
 from ..common.findings import Applicability, InputError, RunResult
 from ..common.interrupts import raise_if_interrupted
+from ..common.progress import heartbeat
 from ..common.options import RunOptions
 from .codes import BY_CODE
+from .progress import PROGRESS_THRESHOLD
 from .errors import CheckpointError
 from .sniff import Format, UnrecognisedFormat, detect_format, is_index_name
 
@@ -72,13 +75,26 @@ def _needing_review(result: RunResult, walked: bool) -> RunResult:
 def audit_one(path: Path, options: RunOptions) -> RunResult:
     """Audit one input; every failure becomes one InputError for it (an interruption stays one)."""
     try:
-        return _dispatch(path, options)
+        with _signs_of_life(path, options):
+            return _dispatch(path, options)
     except Exception as error:
         raise_if_interrupted()  # a signal that C++ code (torch.save's writer) turned into its own error
         problem = _problem(error, options)
         if options.verbose:
             logger.debug("%s: %s", path, problem, exc_info=error)
         return RunResult(errors=[InputError(str(path), problem)])
+
+
+def _signs_of_life(path: Path, options: RunOptions) -> contextlib.AbstractContextManager[object]:
+    """Off a terminal (no bar), a long fold says it started and that it still runs every ten seconds."""
+    if options.progress:  # the terminal's bar shows the fold
+        return contextlib.nullcontext()
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    big = options.fix and size >= PROGRESS_THRESHOLD
+    return heartbeat(f"{'folding' if options.fix else 'reading'} {path}", announce=big, detail=f"{size / 1e6:.0f} MB")
 
 
 def _problem(error: Exception, options: RunOptions) -> str:

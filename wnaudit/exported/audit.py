@@ -14,6 +14,7 @@ from pathlib import Path
 from ..common.findings import Finding, InputError, RunResult, finding
 from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
+from ..common.progress import heartbeat
 from ..core.catalogue import FOLD_BEFORE_EXPORT_API
 from ..core.torch_api import TorchMissingError, missing
 from .aoti import constant_names, weight_norm_pairs
@@ -43,7 +44,8 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
         if options.fix and sites and (options.output is not None or path not in options.read_only):
             from .fix import fix_archive
 
-            fix_archive(path, contents, sites, options)
+            with heartbeat(f"folding {path}", announce=True, detail="load, fold, verify outputs bit for bit"):
+                fix_archive(path, contents, sites, options)
             fixed = [item for item in findings if item.fixable and options.config.enabled(item.code, str(path))]
             return RunResult(findings=[item for item in findings if item not in fixed], fixed=fixed)
         if options.fix and options.output is not None:
