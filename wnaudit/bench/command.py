@@ -82,7 +82,7 @@ def bench(ctx: click.Context, output_format: str, verbose: bool, **options: Any)
     """
     configure_cli_logging(verbose)
     try:
-        with heartbeat(f"bench {options['model']}", announce=True, detail="load, check outputs, time both models"):
+        with heartbeat(f"bench {options['model']}", announce=False):  # a line every 10 s; errors stay one line
             result = _run(BenchRequest(**options))
     except BenchError as error:
         click.echo(f"wnaudit: error: {error}", err=True)

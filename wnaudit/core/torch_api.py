@@ -92,6 +92,19 @@ def weight_norm_kernel(v: Any, g: Any, dim: int) -> Any:
     return import_torch()._weight_norm(v, g, dim)
 
 
+def reapply_weight_norm(owner: Any, name: str, weight: Any, *, modern: bool, hook_key: int | None) -> None:
+    """Set a live weight norm's g and v so that it computes ``weight`` again, as torch does when it applies one:
+    ``g = norm_except_dim(weight, 2, dim)``, ``v = weight`` (the modern spelling through its own ``right_inverse``)."""
+    torch = import_torch()
+    with torch.no_grad():
+        if modern:
+            setattr(owner, name, weight)
+            return
+        dim = forward_pre_hook(owner, hook_key).dim
+        getattr(owner, name + "_g").copy_(torch.norm_except_dim(weight, 2, dim))
+        getattr(owner, name + "_v").copy_(weight)
+
+
 def forward_pre_hooks(module: Any) -> list[tuple[int, Any]]:
     """The module's forward-pre-hooks as (key, hook) pairs, in the order they run."""
     return list(module._forward_pre_hooks.items())
