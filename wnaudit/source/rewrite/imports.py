@@ -141,6 +141,7 @@ def _pruned_block(block: cst.IndentedBlock, orphaned: set[str]) -> cst.IndentedB
 def _pruned_compound(statement: cst.Try | cst.If, orphaned: set[str]) -> cst.Try | cst.If | None:
     """``try``/``if`` around imports (``try: from new import x / except ImportError: from old import x``):
     pruned inside, a block left empty holding ``pass``; a ``try`` left with nothing else goes."""
+    pruned: cst.Try | cst.If
     if isinstance(statement, cst.Try):
         if statement.orelse is not None or statement.finalbody is not None or not isinstance(statement.body, cst.IndentedBlock):
             return statement
