@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import logging
 import os
 import sys
 from pathlib import Path
@@ -180,6 +181,8 @@ def check(
     """
     closed = guard_standard_streams()  # before any file is opened: none may take a closed descriptor's number
     configure_cli_logging(verbose)
+    if quiet:  # -q: findings only, no progress lines either
+        logging.getLogger("wnaudit.progress").setLevel(logging.WARNING)
     if explain is not None:
         ctx.exit(_explain(explain))
     stdin = wants_stdin(paths, stdin_filename)

@@ -44,7 +44,7 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
         if options.fix and sites and (options.output is not None or path not in options.read_only):
             from .fix import fix_archive
 
-            with heartbeat(f"folding {path}", announce=True, detail="load, fold, verify outputs bit for bit"):
+            with heartbeat(f"folding {path}", announce=False):  # a line every 10 s; an error stays one line
                 fix_archive(path, contents, sites, options)
             fixed = [item for item in findings if item.fixable and options.config.enabled(item.code, str(path))]
             return RunResult(findings=[item for item in findings if item not in fixed], fixed=fixed)
