@@ -67,8 +67,9 @@ def test_hifigan_generator_prefix_in_text_report(tmp_path, capsys):
     torch.save({"generator": vocoder_state("legacy")}, path)
     status, out, err = cli(capsys, path)
     assert status == 1
+    assert f"{path}: WN302 [*] " in out and "tensors: generator." in out  # one line for the file's WN302 tensors
+    status, out, err = cli(capsys, "--output-format", "full", path)  # every tensor, the stored keys in the whole message
     assert f"{path}: generator.ups.0.weight: WN302 [*]" in out
-    status, out, err = cli(capsys, "--output-format", "full", path)  # the stored keys are in the whole message
     assert "generator.ups.0.weight_g" in out
 
 
