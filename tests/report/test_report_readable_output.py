@@ -53,9 +53,12 @@ def test_json_paths_are_relative_for_findings_and_errors_alike(capsys, project: 
     ]
 
 
-def test_github_annotation_of_a_syntax_error_has_its_position(capsys, project: Path):
+def test_github_annotation_and_sarif_notification_of_a_syntax_error_have_its_position(capsys, project: Path):
     _, out, _ = _run(capsys, "--output-format", "github", "broken.py")
     assert out.splitlines()[0].startswith("::error file=broken.py,line=2,col=7,title=")
+    _, out, _ = _run(capsys, "--output-format", "sarif", "broken.py")
+    (notification,) = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notification["locations"][0]["physicalLocation"]["region"] == {"startLine": 2, "startColumn": 7}
 
 
 def test_output_beside_a_directory_holding_one_sharded_checkpoint_says_why_not(capsys, tmp_path: Path):
