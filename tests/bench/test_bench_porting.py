@@ -62,6 +62,8 @@ def test_bench_imports_the_project_from_its_root(tmp_path: Path):
     completed = _wnaudit("bench", "vocoder.models:build", *FAST, cwd=project)
     assert completed.returncode == 0, completed.stderr
     assert "No module named" not in completed.stderr
+    # Off a terminal the timing says it started (issue 37, item 5).
+    assert "wnaudit: bench vocoder.models:build: timing 3 pairs of calls after 1 warm-up pairs" in completed.stderr.splitlines()
 
 
 def test_bench_recognises_a_checkpoint_folded_by_fix(tmp_path: Path):
