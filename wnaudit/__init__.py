@@ -1,6 +1,6 @@
 """wnaudit: find weight-norm reparametrizations left alive at inference time, and fold them.
 
-The module and checkpoint entry points need torch (``pip install "wnaudit[torch]"``);
+The module and checkpoint entry points need torch (``python -m pip install torch safetensors numpy``);
 they import it lazily so that the source lint never does.
 """
 

@@ -204,6 +204,8 @@ def test_zip_without_torch_data(tmp_path, capsys):
 def test_missing_torch_is_one_line_saying_what_to_install(tmp_path, capsys, monkeypatch):
     import sys
 
+    from wnaudit.core.torch_api import TORCH_INSTALL
+
     bad = tmp_path / "model.pt"
     torch.save({"generator": vocoder_state("legacy")}, bad)
     monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" now raises ImportError
@@ -211,7 +213,8 @@ def test_missing_torch_is_one_line_saying_what_to_install(tmp_path, capsys, monk
     assert status == 2
     (error,) = report["errors"]
     assert error["path"] == str(bad)
-    assert error["message"].startswith("torch is not installed") and 'pip install "wnaudit[torch]"' in error["message"]
+    assert error["message"].startswith("torch is not installed") and TORCH_INSTALL in error["message"]
+    assert "only --fix" in error["message"]
 
 
 def test_key_clash_in_a_checkpoint_is_an_error_and_nothing_is_written(tmp_path, capsys):

@@ -123,7 +123,7 @@ def test_in_place_flag_still_folds_a_training_directory(tmp_path, capsys):
 def test_a_directory_walk_of_a_trainer_checkpoint_refuses_the_model(tmp_path, capsys):
     path = _training_dir(tmp_path, "hf-trainer", "safetensors")
     before = path.read_bytes()
-    status, out, err = cli(capsys, "--fix", path.parent)
+    status, out, err = cli(capsys, "--fix", "--unsafe-fixes", path.parent)
     assert status == 2, out + err
     assert any(line.startswith(f"wnaudit: error: {path}: a training checkpoint") for line in _errors(err)), err
     assert path.read_bytes() == before

@@ -75,7 +75,7 @@ def test_the_audit_never_imports_torch_nor_unpickles(fused_archive: Path, tmp_pa
     done = subprocess.run([sys.executable, "-c", script, str(tampered)], check=False, capture_output=True, text=True, env=env)
     assert done.returncode != 42, "the audit imported torch"
     assert done.returncode == 1, done.stderr
-    assert done.stdout.count("WN401") == 3
+    assert done.stdout.count("WN401") == 1 and "(3 tensors: " in done.stdout  # one line for the program's 3 tensors
 
 
 def test_damaged_graph_json_is_one_error_line_and_other_inputs_still_audited(

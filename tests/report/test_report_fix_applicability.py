@@ -104,7 +104,7 @@ def test_checkpoint_fix_summary_says_fixed_and_remaining(capsys, tmp_path: Path)
     examples = Path(__file__).resolve().parents[2] / "examples"
     shutil.copyfile(examples / "checkpoints" / "g_00100000", tmp_path / "g_00100000")
     shutil.copyfile(examples / "legacy_vocoder.py", tmp_path / "legacy_vocoder.py")
-    status, lines, _ = _cli(capsys, "--fix", tmp_path)
+    status, lines, _ = _cli(capsys, "--fix", tmp_path / "g_00100000", tmp_path / "legacy_vocoder.py")
     assert status == 1
     # 14 stored pairs folded; the two WN103 applications need review and remain.
     assert lines[-2:] == [

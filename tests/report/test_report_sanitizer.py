@@ -199,8 +199,12 @@ def test_hostile_tensor_keys_in_a_checkpoint(tmp_path: Path, fmt: str):
         return
     lines = out.splitlines()
     assert all(is_safe_line(line.replace("\t", " ")) for line in lines), lines
-    assert sum(("WN302" in line and "title=" in line) or " WN302 [*] " in line for line in lines) == 3
     assert not any(line.startswith("All checks passed!") for line in lines)
+    if fmt in ("concise", "grouped"):  # one line for the file's WN302 tensors (issue 37), names escaped
+        assert sum(" WN302 [*] " in line and "(3 tensors: " in line for line in lines) == 1
+        assert "gen\\x1b[2J\\nAll checks passed!.weight" in out
+        return
+    assert sum(("WN302" in line and "title=" in line) or " WN302 [*] " in line for line in lines) == 3
     assert "gen\\ud800.weight" in out and "gen\\x1b]0;pwned\\x07.weight" in out
 
 

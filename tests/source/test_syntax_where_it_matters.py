@@ -54,9 +54,10 @@ def test_a_broken_serving_file_wn110_reads_is_reported_cold_and_warm(
     assert _errors(paths, cache=cache) == first  # warm: the kept WN110 answers, same report
 
 
-def test_the_summary_line_says_how_many_files_were_parsed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_summary_line_says_plainly_what_was_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 37: no aside on parsed files that puzzles a newcomer (getting-started explains what is parsed)."""
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.py").write_text("from torch.nn.utils import weight_norm\n")
     assert run([str(tmp_path), "--no-cache"]) == 0
     out = capsys.readouterr().out
-    assert "Checked 2 source files and 0 checkpoints (1 parsed" in out
+    assert "Checked 2 source files and 0 checkpoints.\n" in out

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from ..common.progress import heartbeat
 from ..report.log_format import configure_cli_logging
 from .errors import BenchError
 
@@ -81,7 +82,8 @@ def bench(ctx: click.Context, output_format: str, verbose: bool, **options: Any)
     """
     configure_cli_logging(verbose)
     try:
-        result = _run(BenchRequest(**options))
+        with heartbeat(f"bench {options['model']}", announce=False):  # a line every 10 s; errors stay one line
+            result = _run(BenchRequest(**options))
     except BenchError as error:
         click.echo(f"wnaudit: error: {error}", err=True)
         ctx.exit(EXIT_ERROR)
@@ -110,12 +112,12 @@ class BenchRequest:
 
 def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
     """Load, build the input and measure; every expected failure becomes a BenchError."""
-    from ..core.torch_api import TorchMissingError, import_torch
+    from ..core.torch_api import TorchMissingError, import_torch, missing
 
     try:
         torch = import_torch()
     except TorchMissingError:
-        raise BenchError('torch is not installed; wnaudit bench needs it: pip install "wnaudit[torch]"') from None
+        raise BenchError(missing("torch", "wnaudit bench")) from None
     from .exported import is_exported_program
     from .loading import load_model
     from .runner import measure

@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -67,6 +69,7 @@ def _factory(spec: str) -> Callable[[], Any]:
         if module_part.endswith(".py"):
             namespace = _import_file(Path(module_part))
         else:
+            _current_directory_importable()
             namespace = importlib.import_module(module_part)
     except BenchError:
         raise
@@ -87,6 +90,13 @@ def _factory(spec: str) -> Callable[[], Any]:
             raise BenchError(f"{spec}: the factory raised {type(error).__name__}: {error}") from error
 
     return build
+
+
+def _current_directory_importable() -> None:
+    """``wnaudit bench vocoder.models:build`` from the project's root finds ``vocoder``, as ``python -m`` would."""
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
 
 
 def _import_file(path: Path) -> Any:
@@ -159,10 +169,21 @@ def _read_checkpoint(path: Path, key: str | None) -> Mapping[str, Any]:
     raise BenchError(f"{path}: holds a {type(content).__name__}, not a state dict")
 
 
+#: Folded checkpoints already reported as such in this process.
+_NOTED: set[Path | None] = set()
+
+
 def _load_state(module: Any, state: Mapping[str, Any], path: Path | None) -> None:
     try:
         module.load_state_dict(state, strict=True)
     except RuntimeError as error:
+        from .refold import REFOLD_NOTE, load_folded
+
+        if load_folded(module, state):
+            if path not in _NOTED:  # both arms load it: say it once
+                _NOTED.add(path)
+                logger.warning("%s: %s", path, REFOLD_NOTE)
+            return
         missing, unexpected = _key_mismatch(module, state)
         detail = "; ".join(
             part

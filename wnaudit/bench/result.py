@@ -96,21 +96,32 @@ def format_ms(seconds: float) -> str:
     return f"{seconds * 1e3:.4g} ms"
 
 
+#: How the folded copy was made, in plain words (``Settings.second_arm``).
+_FOLDED_COPY = {
+    "rebuilt": "a model built again from the factory",
+    "deep copy": "a deep copy of the model",
+    "folded program": "a copy of the exported program",
+}
+
+
 def render_text(result: BenchResult) -> str:
-    """A short human report: settings, the two medians, the paired saving, the verdict."""
+    """A short report in plain words: what ran, the two medians, one saving with its interval, the verdict."""
     s, summary = result.settings, result.summary
     shapes = ", ".join("x".join(str(d) for d in shape) for shape in s.input_shapes)
     interval = summary.interval
+    live = summary.baseline_median
+    percent = (lambda seconds: f"{100.0 * seconds / live:.1f}%") if live else (lambda seconds: "n/a")
     lines = [
         f"model:    {s.model}",
         f"input:    {shapes}  {s.dtype} on {s.device}, {s.threads} threads",
-        f"timing:   {summary.pairs} alternating pairs after {s.warmup} warm-up pairs (second arm: {s.second_arm})",
-        f"folded:   {result.weight_norms_folded} weight norms; "
+        f"timing:   {summary.pairs} pairs of calls, live and folded in turn, after {s.warmup} warm-up pairs",
+        f"folded:   {result.weight_norms_folded} weight norms folded in {_FOLDED_COPY.get(s.second_arm, s.second_arm)}; "
         f"outputs match (max abs difference {result.max_abs_difference:.3g})",
-        f"live:     median {format_ms(summary.baseline_median)} per call",
-        f"folded:   median {format_ms(summary.treated_median)} per call  (ratio folded/live {summary.ratio:.3f})",
-        f"saving:   median of paired differences {format_ms(summary.saving_median)}, "
-        f"{interval.confidence:.0%} CI [{format_ms(interval.low)}, {format_ms(interval.high)}]",
+        f"live:     median {format_ms(live)} per call",
+        f"folded:   median {format_ms(summary.treated_median)} per call",
+        f"saving:   {format_ms(summary.saving_median)} per call ({percent(summary.saving_median)} of the live call), "
+        f"{interval.confidence:.0%} interval {format_ms(interval.low)} to {format_ms(interval.high)} "
+        f"({percent(interval.low)} to {percent(interval.high)})",
         f"verdict:  {result.verdict_text}",
     ]
     lines += [f"warning:  {warning}" for warning in result.warnings]

@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable, Iterator, Sequence
 
 from ..common.gc_pause import cyclic_gc_paused
+from ..common.progress import logger as progress_logger
 from ..core import torch_api
 from .arms import Rebuild, build_arms, count_live_weight_norms
 from .errors import BenchError
@@ -72,6 +73,8 @@ def measure(
         arms.folded.eval()
         max_abs = _check_arms(torch, model, arms.folded, inputs, reference, live_before)
         synchronize = _synchronizer(torch, device)
+        # Long work starts here (the timing): say so, so a CI log shows life; a line every 10 s follows.
+        progress_logger.info("bench %s: timing %d pairs of calls after %d warm-up pairs", label or "model", iterations, warmup)
         live_times, folded_times = _time_pairs(torch, model, arms.folded, inputs, warmup, iterations, synchronize)
         used_threads = torch.get_num_threads()
     summary = summarize(live_times, folded_times, confidence=confidence, resamples=resamples, seed=seed)

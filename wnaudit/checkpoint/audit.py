@@ -7,6 +7,7 @@ nothing is written for it.  ``--verbose`` adds the traceback to the log.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -14,11 +15,13 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.catalogue import FOLDED_LOAD_HINT
-from ..core.torch_api import TorchMissingError
-from ..common.findings import InputError, RunResult
+from ..core.torch_api import TorchMissingError, missing
+from ..common.findings import Applicability, InputError, RunResult
 from ..common.interrupts import raise_if_interrupted
+from ..common.progress import heartbeat
 from ..common.options import RunOptions
 from .codes import BY_CODE
+from .progress import PROGRESS_THRESHOLD
 from .errors import CheckpointError
 from .sniff import Format, UnrecognisedFormat, detect_format, is_index_name
 
@@ -39,7 +42,7 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
         if not is_index_name(path) and Path(os.path.realpath(path)) in covered:
             logger.debug("%s: audited through its shard index", path)
             continue
-        result.extend(audit_one(path, _for(path, options)))
+        result.extend(_needing_review(audit_one(path, _for(path, options)), path in options.walked))
         result.checked_checkpoints = (result.checked_checkpoints or 0) + 1
     if any(item.code in BY_CODE for item in result.fixed):
         # Folding changes the keys: strict loads into code that applies weight norm at construction break.
@@ -48,7 +51,10 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
 
 
 def _for(path: Path, options: RunOptions) -> RunOptions:
-    """A checkpoint reached through a symlink out of the walked tree is audited, never rewritten."""
+    """A checkpoint reached through a symlink out of the walked tree is audited, never rewritten;
+    one found by a walk is folded only with ``--unsafe-fixes``."""
+    if path in options.walked:
+        options = dataclasses.replace(options, fold_needs_review=True, fix=options.fix and options.unsafe_fixes)
     if options.fix and path in options.read_only:
         logger.warning(
             "%s: not fixed: a symlink out of the walked tree (to %s); name it explicitly to fix it",
@@ -58,10 +64,19 @@ def _for(path: Path, options: RunOptions) -> RunOptions:
     return options
 
 
+def _needing_review(result: RunResult, walked: bool) -> RunResult:
+    """A walked checkpoint's fixes need review, its WN2xx module folds included."""
+    if walked:
+        for items in (result.findings, result.fixed):
+            items[:] = [dataclasses.replace(f, applicability=Applicability.UNSAFE) if f.fixable else f for f in items]
+    return result
+
+
 def audit_one(path: Path, options: RunOptions) -> RunResult:
     """Audit one input; every failure becomes one InputError for it (an interruption stays one)."""
     try:
-        return _dispatch(path, options)
+        with _signs_of_life(path, options):
+            return _dispatch(path, options)
     except Exception as error:
         raise_if_interrupted()  # a signal that C++ code (torch.save's writer) turned into its own error
         problem = _problem(error, options)
@@ -70,8 +85,22 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
         return RunResult(errors=[InputError(str(path), problem)])
 
 
+def _signs_of_life(path: Path, options: RunOptions) -> contextlib.AbstractContextManager[object]:
+    """Off a terminal (no bar), a long fold says it started and that it still runs every ten seconds."""
+    if options.progress:  # the terminal's bar shows the fold
+        return contextlib.nullcontext()
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    big = options.fix and size >= PROGRESS_THRESHOLD
+    return heartbeat(f"{'folding' if options.fix else 'reading'} {path}", announce=big, detail=f"{size / 1e6:.0f} MB")
+
+
 def _problem(error: Exception, options: RunOptions) -> str:
     """One line saying what went wrong with an input."""
+    if isinstance(error, TorchMissingError) and options.fix:
+        return missing("torch", "folding a checkpoint (only --fix: auditing reads torch zip and safetensors files without it)")
     if isinstance(error, (CheckpointError, UnrecognisedFormat, TorchMissingError)):
         return str(error)
     if isinstance(error, PermissionError):
@@ -83,8 +112,7 @@ def _problem(error: Exception, options: RunOptions) -> str:
     if isinstance(error, OSError):
         return f"cannot read or write: {error.strerror or error}"
     if isinstance(error, ImportError):  # torch or safetensors missing: say what to install
-        missing = error.name or "a dependency"
-        return f'{missing} is not installed; this checkpoint needs it: pip install "wnaudit[torch]"'
+        return missing(error.name or "a dependency", "folding a checkpoint" if options.fix else "reading this checkpoint")
     if isinstance(error, MemoryError):
         return "out of memory while loading"
     if isinstance(error, RecursionError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from ..core.catalogue import Kind
+from ..core.catalogue import FOLDED_LOAD_HINT, Kind
 from ..core.stored_keys import OrphanKey, StoredGroup
 from ..common.findings import Finding, finding
 from .codes import BY_CODE
@@ -47,12 +47,14 @@ class Plan:
 def _message(group: StoredGroup, qualify: Callable[[str], str], options: RunOptions) -> str:
     stored = ", ".join(qualify(key) for key in group.keys)
     label = group.spelling.label
-    if group.spelling.kind is Kind.WEIGHT_NORM:
-        how = "`wnaudit --fix` folds it into one plain weight, exactly"
-    elif options.spectral:
-        how = "`wnaudit --fix --fold-spectral` folds it with eval-mode sigma from the stored u/v"
-    else:
+    if group.spelling.kind is not Kind.WEIGHT_NORM and not options.spectral:
         how = "fold it with `wnaudit --fix --fold-spectral` (eval-mode sigma from the stored u/v)"
+    elif options.fold_needs_review:
+        how = f"found by walking a directory, so folded only with `wnaudit --fix --unsafe-fixes`: {FOLDED_LOAD_HINT}"
+    elif group.spelling.kind is Kind.WEIGHT_NORM:
+        how = "`wnaudit --fix` folds it into one plain weight, exactly"
+    else:
+        how = "`wnaudit --fix --fold-spectral` folds it with eval-mode sigma from the stored u/v"
     return f"{label} stored unfolded ({stored}): a model loading it keeps the norm live, recomputed on every forward; {how}"
 
 

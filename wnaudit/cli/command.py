@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import logging
 import os
 import sys
 from pathlib import Path
@@ -21,7 +22,8 @@ import click
 from .. import __version__
 from ..common.config import Config, ConfigError, load_config
 from ..common.gc_pause import LINT_THRESHOLDS
-from .discovery import Inputs, discover
+from .discovery import Inputs, discover, distinct_checkpoints
+from .stdin import STDIN_NAME, check_stdin, read_stdin, wants_stdin, write_stdout
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
@@ -137,6 +139,7 @@ class _CheckCommand(click.Command):
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the per-user cache (also: WNAUDIT_NO_CACHE=1).")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging and full tracebacks for unreadable inputs.")
 @click.option("--explain", metavar="CODE", help="Print the documentation page of a rule code and exit.")
+@click.option("--stdin-filename", metavar="PATH", help="With PATH '-': lint stdin as this file (--fix prints the fixed source).")
 @click.version_option(__version__, "--version", prog_name="wnaudit")
 @click.pass_context
 def check(
@@ -167,6 +170,7 @@ def check(
     no_cache: bool,
     verbose: bool,
     explain: str | None,
+    stdin_filename: str | None,
 ) -> None:
     """Lint Python source and audit checkpoints for live weight norms.
 
@@ -177,13 +181,20 @@ def check(
     """
     closed = guard_standard_streams()  # before any file is opened: none may take a closed descriptor's number
     configure_cli_logging(verbose)
+    if quiet:  # -q: findings only, no progress lines either
+        logging.getLogger("wnaudit.progress").setLevel(logging.WARNING)
     if explain is not None:
         ctx.exit(_explain(explain))
-    _check_arguments(paths, fix=fix, diff=diff, output=output)
-    config = _load_config(paths, config_path, select=select, extend_select=extend_select, ignore=ignore,
+    stdin = wants_stdin(paths, stdin_filename)
+    _check_arguments(paths if not stdin else (Path(stdin_filename or STDIN_NAME),), fix=fix, diff=diff, output=output)
+    config = _load_config(paths if not stdin else (Path(stdin_filename or "."),), config_path, select=select,
+                          extend_select=extend_select, ignore=ignore,
                           exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude)
+    if stdin:
+        ctx.exit(_check_stdin(stdin_filename or STDIN_NAME, config, closed, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes,
+                              output_format=output_format, quiet=quiet, exit_zero=exit_zero))
     inputs = discover(list(paths), config)
-    if output is not None and (len(inputs.checkpoints) + len(inputs.exported) != 1 or inputs.sources):
+    if output is not None and (len(distinct_checkpoints(inputs.checkpoints)) + len(inputs.exported) != 1 or inputs.sources):
         raise click.UsageError("-o/--output works with exactly one checkpoint or exported-program input")
     options = RunOptions(
         config=config,
@@ -200,6 +211,7 @@ def check(
         fix_training_in_place=fix_training_in_place,
         discard_journal=discard_journal,
         read_only=frozenset(inputs.read_only),
+        walked=frozenset(inputs.walked),
         cache=not no_cache,
     )
     result = _run_engines(inputs, options)
@@ -211,6 +223,22 @@ def check(
         checked=len(inputs.sources) + len(inputs.checkpoints) + len(inputs.exported),
     )
     ctx.exit(EXIT_ERROR if written is Written.FAILED else _exit_status(result, exit_zero))
+
+
+def _check_stdin(
+    name: str, config: Config, closed: frozenset[str], *, fix: bool, diff: bool, unsafe_fixes: bool, output_format: str,
+    quiet: bool, exit_zero: bool,
+) -> int:
+    """``wnaudit -``: stdout is the fixed source (``--fix``) or the patch (``--diff``), else the report."""
+    result, text = check_stdin(read_stdin(), name, config, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes)
+    if text is not None:
+        write_stdout(text)
+    _report_input_errors(result, Inputs(sources=[Path(name)]), output_format)
+    written = _report(
+        result, closed, output_format=output_format, color_choice="never", diff=text is not None, fix=fix, quiet=quiet,
+        statistics=False, show_fixes=False, unsafe_fixes=unsafe_fixes, checked=1,
+    )
+    return EXIT_ERROR if written is Written.FAILED else _exit_status(result, exit_zero)
 
 
 def _check_arguments(paths: tuple[Path, ...], *, fix: bool, diff: bool, output: Path | None) -> None:
@@ -266,9 +294,10 @@ def _run_engines(inputs: Inputs, options: RunOptions) -> RunResult:
 def _count_walked(result: RunResult, paths: tuple[Path, ...], inputs: Inputs) -> None:
     """The summary says what a directory walk found; named files need no count."""
     if any(path.is_dir() for path in paths):
-        result.checked_sources, result.checked_checkpoints = len(inputs.sources), result.checked_checkpoints or 0
+        result.checked_sources, result.checked_programs = len(inputs.sources), len(inputs.exported)
+        result.checked_checkpoints = len(distinct_checkpoints(inputs.checkpoints))
     else:
-        result.checked_sources = result.checked_checkpoints = None
+        result.checked_sources = result.checked_checkpoints = result.checked_programs = None
 
 
 def _report_input_errors(result: RunResult, inputs: Inputs, output_format: str) -> None:

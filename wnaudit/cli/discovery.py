@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..checkpoint.sniff import CHECKPOINT_SUFFIXES, INDEX_SUFFIX, _LEGACY_TORCH_MAGIC, _ZIP_MAGIC, is_checkpoint_name, looks_like_checkpoint
+from ..checkpoint.sniff import CHECKPOINT_SUFFIXES, INDEX_SUFFIX, _LEGACY_TORCH_MAGIC, _ZIP_MAGIC, is_checkpoint_name, is_index_name, looks_like_checkpoint
 from ..common.config import Config
 from ..common.findings import InputError
 from ..exported.sniff import looks_like_exported_program
@@ -40,6 +40,8 @@ class Inputs:
     errors: list[InputError] = field(default_factory=list)
     #: Checkpoints reached through a symlink out of the walked tree: audited, never rewritten.
     read_only: set[Path] = field(default_factory=set)
+    #: Checkpoints found by walking a directory rather than named: their fold needs ``--unsafe-fixes``.
+    walked: set[Path] = field(default_factory=set)
 
 
 def _identity(path: Path) -> tuple[int, int] | Path:
@@ -84,7 +86,9 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
             logger.debug("%s: excluded (--force-exclude)", path)
             continue
         if path.is_dir():
+            before = (len(found.sources), len(found.checkpoints))
             _walk(path, config, found, add)
+            found.walked |= _walked(path, found.checkpoints[before[1]:], sources_found=len(found.sources) > before[0])
         elif path.suffix in SOURCE_SUFFIXES:
             add(found.sources, path)
         elif not path.exists() and not path.is_symlink():
@@ -99,6 +103,31 @@ def discover(paths: Sequence[Path], config: Config) -> Inputs:
             # Unreadable: let the checkpoint reader give the precise error.
             add(found.checkpoints, path)
     return found
+
+
+def distinct_checkpoints(checkpoints: Sequence[Path]) -> list[Path]:
+    """The checkpoints themselves: a shard covered by an index listed with it is part of that checkpoint."""
+    indexes = [path for path in checkpoints if is_index_name(path)]
+    if not indexes:
+        return list(checkpoints)
+    from ..checkpoint.shards import covered_shards
+
+    covered = set().union(*(covered_shards(index) for index in indexes))
+    return [path for path in checkpoints if is_index_name(path) or Path(os.path.realpath(path)) not in covered]
+
+
+def _walked(root: Path, checkpoints: Sequence[Path], *, sources_found: bool) -> set[Path]:
+    """The checkpoints a walk of ``root`` found that the user did not name.
+
+    A checkpoint named on the command line is what the user asked to fold; one
+    found in a walk may be what the project's own loader reads strictly, so its
+    fold needs review.  A directory that is one sharded checkpoint and nothing
+    else (its index at the top, no Python source) names that checkpoint.
+    """
+    distinct = distinct_checkpoints(checkpoints)
+    if not sources_found and len(distinct) == 1 and is_index_name(distinct[0]) and distinct[0].parent == root:
+        return set()
+    return set(checkpoints)
 
 
 def _exported_program(path: Path) -> bool:

@@ -7,6 +7,7 @@ audit, and by every report format.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,7 @@ class Finding:
             "severity": Severity(self.severity).value,
             "message": self.message,
             "fixable": self.fixable,
+            "fix": {"applicability": self.applicability_name()} if self.fixable else None,
         }
         if self.line is not None:
             data["line"] = self.line
@@ -82,6 +84,10 @@ class Finding:
         if self.object is not None:
             data["object"] = self.object
         return data
+
+    def applicability_name(self) -> str:
+        """``safe`` or ``unsafe``, the words of ruff's JSON (a fixable finding declared without one is safe)."""
+        return "unsafe" if self.applicability is Applicability.UNSAFE else "safe"
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.path, self.cell or 0, self.line or 0, self.column or 0, self.object or "", self.code)
@@ -95,6 +101,10 @@ def finding(info: CodeInfo, path: str, message: str, *, fixable: bool, **where: 
     )
 
 
+#: Where a syntax error stands, as the source entrance words it (``syntax error at line 3, column 7: ...``).
+_SYNTAX_POSITION = re.compile(r"^syntax error at line (\d+)(?:, column (\d+))?:")
+
+
 @dataclass(frozen=True)
 class InputError:
     """An input that could not be read or fixed; reported, never fatal to the run."""
@@ -102,8 +112,17 @@ class InputError:
     path: str
     message: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {"path": self.path, "message": self.message}
+    @property
+    def position(self) -> tuple[int, int] | None:
+        """(line, column), 1-based, where the error has one (a syntax error); reports annotate it there."""
+        match = _SYNTAX_POSITION.match(self.message)
+        return (int(match[1]), int(match[2] or 1)) if match else None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "message": self.message}
+        if self.position is not None:
+            data["line"], data["column"] = self.position
+        return data
 
 
 @dataclass
@@ -123,6 +142,8 @@ class RunResult:
     diffs: list[bytes] = field(default_factory=list)
     checked_sources: int | None = None
     checked_checkpoints: int | None = None
+    #: Exported programs (``.pt2``) read, counted apart from checkpoints (set by the CLI after a walk).
+    checked_programs: int | None = None
     #: Of the source files checked, how many were parsed: those that could hold a finding, or that a rule read.
     parsed_sources: int | None = None
 

@@ -51,5 +51,10 @@ class RunOptions:
     #: Checkpoints a directory walk reached through a symlink out of the walked tree: never rewritten.
     read_only: frozenset[Path] = frozenset()
     cache: bool = True
+    #: Checkpoints found by walking a directory, not named: folding them needs ``--unsafe-fixes``
+    #: (the project's own strict loader may read them; ruff's "safe" keeps the program working).
+    walked: frozenset[Path] = frozenset()
+    #: Set per checkpoint by the audit: this one's fold needs review (it was found by a walk).
+    fold_needs_review: bool = False
     #: ``--discard-journal``: delete the journal of an interrupted multi-file fix instead of finishing it.
     discard_journal: bool = False

@@ -23,6 +23,17 @@ from .catalogue import (
 )
 
 
+#: The one install command every "not installed" hint names: it works from any environment, a checkout or
+#: not (naming the extra with the project name would ask a package index for a distribution nothing publishes).  numpy: torch
+#: warns without it on every load and safetensors' ``save_file`` fails.
+TORCH_INSTALL = "python -m pip install torch safetensors numpy"
+
+
+def missing(what: str, needs: str) -> str:
+    """``WHAT is not installed; NEEDS needs it: <command>``: one wording for every entrance."""
+    return f"{what} is not installed; {needs} needs it: {TORCH_INSTALL}"
+
+
 class TorchMissingError(RuntimeError):
     """torch is needed for modules and checkpoints but is not installed."""
 
@@ -32,9 +43,7 @@ def import_torch() -> Any:
     try:
         return importlib.import_module("torch")
     except ImportError as error:  # pragma: no cover - exercised only without torch
-        raise TorchMissingError(
-            'torch is not installed; checkpoints and modules need it: pip install "wnaudit[torch]"'
-        ) from error
+        raise TorchMissingError(missing("torch", "reading this checkpoint or module")) from error
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,6 +90,19 @@ _FORWARD_PRE_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs
 def weight_norm_kernel(v: Any, g: Any, dim: int) -> Any:
     """torch's fused weight-norm kernel, the call both weight-norm spellings make in their forward."""
     return import_torch()._weight_norm(v, g, dim)
+
+
+def reapply_weight_norm(owner: Any, name: str, weight: Any, *, modern: bool, hook_key: int | None) -> None:
+    """Set a live weight norm's g and v so that it computes ``weight`` again, as torch does when it applies one:
+    ``g = norm_except_dim(weight, 2, dim)``, ``v = weight`` (the modern spelling through its own ``right_inverse``)."""
+    torch = import_torch()
+    with torch.no_grad():
+        if modern:
+            setattr(owner, name, weight)
+            return
+        dim = forward_pre_hook(owner, hook_key).dim
+        getattr(owner, name + "_g").copy_(torch.norm_except_dim(weight, 2, dim))
+        getattr(owner, name + "_v").copy_(weight)
 
 
 def forward_pre_hooks(module: Any) -> list[tuple[int, Any]]:

@@ -14,8 +14,9 @@ from pathlib import Path
 from ..common.findings import Finding, InputError, RunResult, finding
 from ..common.interrupts import raise_if_interrupted
 from ..common.options import RunOptions
+from ..common.progress import heartbeat
 from ..core.catalogue import FOLD_BEFORE_EXPORT_API
-from ..core.torch_api import TorchMissingError
+from ..core.torch_api import TorchMissingError, missing
 from .aoti import constant_names, weight_norm_pairs
 from .archive import ArchiveContents, read_archive
 from .codes import AOTI_PAIR, DECOMPOSED, FUSED
@@ -43,7 +44,8 @@ def audit_one(path: Path, options: RunOptions) -> RunResult:
         if options.fix and sites and (options.output is not None or path not in options.read_only):
             from .fix import fix_archive
 
-            fix_archive(path, contents, sites, options)
+            with heartbeat(f"folding {path}", announce=False):  # a line every 10 s; an error stays one line
+                fix_archive(path, contents, sites, options)
             fixed = [item for item in findings if item.fixable and options.config.enabled(item.code, str(path))]
             return RunResult(findings=[item for item in findings if item not in fixed], fixed=fixed)
         if options.fix and options.output is not None:
@@ -66,7 +68,7 @@ def _problem(error: Exception) -> str:
     if isinstance(error, OSError):
         return f"cannot read or write: {error.strerror or error}"
     if isinstance(error, ImportError):
-        return f'{error.name or "a dependency"} is not installed; fixing an exported program needs it: pip install "wnaudit[torch]"'
+        return missing(error.name or "a dependency", "fixing an exported program")
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return f"unexpected {type(error).__name__}: {first}".rstrip(": ")
 

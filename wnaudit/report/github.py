@@ -57,7 +57,8 @@ def finding_command(item: Finding) -> str:
 
 def error_command(error: InputError) -> str:
     """One annotation for an input that could not be read."""
-    return _command("error", [("file", display_path(error.path)), ("title", "wnaudit: unreadable input")], error.message)
+    where = [("line", str(error.position[0])), ("col", str(error.position[1]))] if error.position else []
+    return _command("error", [("file", display_path(error.path)), *where, ("title", "wnaudit: unreadable input")], error.message)
 
 
 def render(

@@ -29,8 +29,26 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
+class _ProgressHandler(logging.Handler):
+    """Progress lines (``common/progress.py``) to whatever ``sys.stderr`` is when they are written."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
 def configure_cli_logging(verbose: bool) -> None:
-    """Warnings (or everything with ``--verbose``) to stderr, prefixed so users can grep them."""
+    """Warnings (or everything with ``--verbose``) to stderr, prefixed so users can grep them; progress lines too."""
     handler = _StderrHandler(sys.stderr)
     handler.setFormatter(_SanitizingFormatter("wnaudit: %(levelname)s: %(message)s"))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler])
+    progress = logging.getLogger("wnaudit.progress")
+    if not any(isinstance(h, _ProgressHandler) for h in progress.handlers):
+        shown = _ProgressHandler()
+        shown.setFormatter(_SanitizingFormatter("wnaudit: %(message)s"))
+        progress.addHandler(shown)
+    progress.setLevel(logging.INFO)
+    progress.propagate = False  # shown once, by its own handler

@@ -61,6 +61,18 @@ def display_path(path: str, base: Path | None = None) -> str:
     return relative.as_posix()
 
 
+def given_relative(path: str, base: Path | None = None) -> str:
+    """An absolute path under ``base`` (default: cwd) made relative, links not followed (a snapshot
+    symlink keeps its name); a relative path, a path elsewhere or a label comes back as given."""
+    if path.startswith("<") or not os.path.isabs(path):
+        return path
+    root = os.path.abspath(base or os.getcwd())
+    normal = os.path.normpath(path)
+    if normal.startswith(root.rstrip(os.sep) + os.sep):
+        return Path(os.path.relpath(normal, root)).as_posix()
+    return path
+
+
 def artifact_uri(path: str, base: Path | None = None) -> tuple[str, bool]:
     """A SARIF artifact URI for ``path``: (uri, is_relative_to_base).
 

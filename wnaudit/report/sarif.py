@@ -117,10 +117,13 @@ def _where(item: Finding) -> str:
 
 
 def _notification(error: InputError) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": _artifact_location(error.path)}
+    if error.position is not None:  # a syntax error has a place in the file
+        physical["region"] = {"startLine": error.position[0], "startColumn": error.position[1]}
     return {
         "level": "error",
         "message": {"text": sanitize(f"{error.path}: {error.message}")},
-        "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(error.path)}}],
+        "locations": [{"physicalLocation": physical}],
     }
 
 

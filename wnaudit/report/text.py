@@ -1,10 +1,11 @@
 """The text formats, for a person at a terminal or reading a CI log.
 
 ``concise`` (the default): one short line per finding, the code's title as its
-message, so a 200-layer checkpoint is 200 short lines rather than 200 copies of
-one paragraph.  ``full``: each finding with its whole message, then the
-explanation of each code once.  ``grouped``: findings under their file, with a
-count per file.  ``--statistics``: counts per code only.  Every untrusted part
+message; a checkpoint's (or program's) tensor findings are one line per file and
+code, with their count and the first names, so 4 checkpoints of 64 pairs are a
+few lines, not 256.  ``full``: each finding, every tensor, with its whole
+message, then the explanation of each code once.  ``grouped``: findings under
+their file, with a count per file, tensors grouped as in ``concise``.  ``--statistics``: counts per code only.  Every untrusted part
 of a line (paths, tensor names, messages) goes through the one sanitiser.
 
 Fix marks, as ruff shows them: ``[*]`` a fix ``--fix`` applies; ``[-]`` a fix
@@ -143,9 +144,51 @@ def _explanations(out: _Writer, findings: list[Finding]) -> None:
 
 LineMaker = Callable[[_Writer, Finding], list[str]]
 
+#: Characters of tensor names a grouped line shows before ``...`` (at least one name): lines stay short.
+NAMES_BUDGET = 32
+
+
+def _is_tensor(item: Finding) -> bool:
+    return item.object is not None and item.line is None
+
+
+def collapsed(findings: list[Finding]) -> list[list[Finding]]:
+    """Findings in report order, a file's tensor findings of one code gathered where the first one stands."""
+    rows: list[list[Finding]] = []
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for item in findings:
+        if not _is_tensor(item):
+            rows.append([item])
+        elif (item.path, item.code) in groups:
+            groups[item.path, item.code].append(item)
+        else:
+            groups[item.path, item.code] = [item]
+            rows.append(groups[item.path, item.code])
+    return rows
+
+
+def tensor_count(group: list[Finding]) -> str:
+    """``(64 tensors: conv_pre.weight, ups.0.weight, ...)``: the count and the first names."""
+    names: list[str] = []
+    for item in group:
+        name = sanitize(item.object or "")
+        if names and len(", ".join([*names, name])) > NAMES_BUDGET:
+            break
+        names.append(name)
+    more = ", ..." if len(names) < len(group) else ""
+    return f"({len(group)} tensors: {', '.join(names)}{more})"
+
 
 def _concise_lines(out: _Writer, item: Finding) -> list[str]:
     return [out.finding(item, location(item), short_message(item))]
+
+
+def _concise_group(out: _Writer, group: list[Finding]) -> str:
+    """One finding's line, or one line for a file's tensor findings of one code."""
+    if len(group) == 1:
+        return _concise_lines(out, group[0])[0]
+    first = group[0]
+    return out.finding(first, f"{sanitize(first.path)}:", f"{short_message(first)} {tensor_count(group)}")
 
 
 def _full_lines(out: _Writer, item: Finding) -> list[str]:
@@ -160,6 +203,9 @@ def _render(
     findings = sorted_findings(result)
     if statistics:
         _statistics(out, findings)
+    elif lines is _concise_lines:
+        for group in collapsed(findings):
+            out.line(_concise_group(out, group))
     elif lines is not None:
         for item in findings:
             for text in lines(out, item):
@@ -177,27 +223,28 @@ def _render(
 
 
 def _walk_counts(out: _Writer, result: RunResult) -> None:
-    """After a directory walk: what was examined (``Checked 12 source files and 3 checkpoints.``)."""
+    """After a directory walk, what was read: ``Checked 12 source files, 3 checkpoints and 1 exported program.``"""
     if result.checked_sources is None and result.checked_checkpoints is None:
         return
-    sources, checkpoints = result.checked_sources or 0, result.checked_checkpoints or 0
-    parsed = result.parsed_sources
-    detail = ""
-    if parsed is not None and parsed < sources:  # the prefilter ruled the others out: checked, never parsed (issue 21)
-        detail = (f" ({parsed} parsed: syntax errors are reported only in files that could hold a finding"
-                  " or that a rule reads)")
-    out.line(f"Checked {_plural(sources, 'source file')} and {_plural(checkpoints, 'checkpoint')}{detail}.")
+    parts = [_plural(result.checked_sources or 0, "source file"), _plural(result.checked_checkpoints or 0, "checkpoint")]
+    if result.checked_programs:
+        parts.append(_plural(result.checked_programs, "exported program"))
+    out.line(f"Checked {', '.join(parts[:-1])} and {parts[-1]}.")
 
 
 def _grouped(out: _Writer, findings: list[Finding]) -> None:
     counts = Counter(f.path for f in findings)
     current: str | None = None
-    for item in findings:
+    for group in collapsed(findings):
+        item = group[0]
         if item.path != current:
             if current is not None:
                 out.line()
             current = item.path
             out.line(out.style(f"{sanitize(item.path)}: {_plural(counts[item.path], 'finding')}", bold=True, underline=True))
+        if len(group) > 1:
+            out.line("  " + out.finding(item, "", f"{short_message(item)} {tensor_count(group)}").lstrip())
+            continue
         if item.line is not None:
             cell = f"cell {item.cell}:" if item.cell is not None else ""
             where = f"{cell}{item.line}:{item.column or 1}:"

@@ -9,6 +9,7 @@ conservatively: a name counts wherever and however it appears.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from typing import Sequence, Union
 
@@ -106,12 +107,87 @@ def _prune_import(statement: cst.BaseSmallStatement, orphaned: set[str]) -> cst.
     return statement.with_changes(names=kept)
 
 
+def _pruned_line(statement: cst.SimpleStatementLine, orphaned: set[str]) -> cst.SimpleStatementLine | None:
+    """An import line without the orphaned names; None when nothing is left of it."""
+    if not any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+        return statement
+    small = [_prune_import(s, orphaned) for s in statement.body]
+    if all(new is old for new, old in zip(small, statement.body)):
+        return statement
+    left = [s for s in small if s is not None]
+    if not left:
+        return None
+    if small[-1] is None:
+        left[-1] = left[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+    return statement.with_changes(body=left)
+
+
+_PASS = cst.SimpleStatementLine(body=[cst.Pass()])
+
+
+def _is_pass(block: cst.BaseSuite) -> bool:
+    body = getattr(block, "body", ())
+    return all(isinstance(line, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in line.body) for line in body)
+
+
+def _pruned_block(block: cst.IndentedBlock, orphaned: set[str]) -> cst.IndentedBlock:
+    """A try/if block's statements pruned; a block left empty holds ``pass``."""
+    body = [kept for line in block.body if (kept := _pruned_statement(line, orphaned)) is not None]
+    if len(body) == len(block.body) and all(a is b for a, b in zip(body, block.body)):
+        return block
+    return block.with_changes(body=body or [_PASS])
+
+
+def _pruned_compound(statement: cst.Try | cst.If, orphaned: set[str]) -> cst.Try | cst.If | None:
+    """``try``/``if`` around imports (``try: from new import x / except ImportError: from old import x``):
+    pruned inside, a block left empty holding ``pass``; a ``try`` left with nothing else goes."""
+    pruned: cst.Try | cst.If
+    if isinstance(statement, cst.Try):
+        if statement.orelse is not None or statement.finalbody is not None or not isinstance(statement.body, cst.IndentedBlock):
+            return statement
+        handlers = [
+            h.with_changes(body=_pruned_block(h.body, orphaned)) if isinstance(h.body, cst.IndentedBlock) else h
+            for h in statement.handlers
+        ]
+        pruned = statement.with_changes(body=_pruned_block(statement.body, orphaned), handlers=handlers)
+        blocks = [pruned.body, *(h.body for h in pruned.handlers)]
+    else:
+        if statement.orelse is not None or not isinstance(statement.body, cst.IndentedBlock):
+            return statement
+        pruned = statement.with_changes(body=_pruned_block(statement.body, orphaned))
+        blocks = [pruned.body]
+    if pruned.deep_equals(statement):
+        return statement
+    # Gone only when it names nothing else: an ``if`` test or an ``except MyError`` would orphan its names.
+    droppable = isinstance(pruned, cst.Try) and all(_builtin_type(h.type) for h in pruned.handlers)
+    return None if droppable and all(_is_pass(block) for block in blocks) else pruned
+
+
+def _builtin_type(node: cst.BaseExpression | None) -> bool:
+    """``except:``, ``except ImportError:``, ``except (ImportError, AttributeError):``: no project name."""
+    if node is None:
+        return True
+    if isinstance(node, cst.Tuple):
+        return all(_builtin_type(element.value) for element in node.elements)
+    return isinstance(node, cst.Name) and node.value in vars(builtins)
+
+
+def _pruned_statement(statement: cst.CSTNode, orphaned: set[str]) -> cst.CSTNode | None:
+    if isinstance(statement, cst.SimpleStatementLine):
+        return _pruned_line(statement, orphaned)
+    if isinstance(statement, (cst.Try, cst.If)):
+        return _pruned_compound(statement, orphaned)
+    return statement
+
+
 def prune_imports(module: cst.Module, orphaned: set[str]) -> cst.Module:
     """Drop, from the module-level import statements, the names in ``orphaned``.
 
-    Only the module's own top-level statements are touched, so no block is ever
-    left empty.  A statement that loses every name goes, and its comment lines
-    move to the statement after it.
+    The module's own top-level statements are touched, and the blocks of a
+    top-level ``try``/``if`` that choose between spellings of an import
+    (pyflakes reports a name left there as unused just the same); a block left
+    empty holds ``pass``, and such a statement with nothing else left goes.  A
+    statement that goes takes its comment lines to the statement after it.
     """
     if not orphaned:
         return module
@@ -124,17 +200,12 @@ def prune_imports(module: cst.Module, orphaned: set[str]) -> cst.Module:
             if any(line.comment is not None for line in carried) or not mine:
                 statement = statement.with_changes(leading_lines=[*carried, *mine])
             carried = []
-        if isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
-            small = [_prune_import(s, orphaned) for s in statement.body]
-            if any(new is not old for new, old in zip(small, statement.body)):
-                left = [s for s in small if s is not None]
-                if not left:
-                    carried = list(statement.leading_lines)
-                    continue
-                if small[-1] is None:
-                    left[-1] = left[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
-                statement = statement.with_changes(body=left)
-        result.append(statement)
+        pruned = _pruned_statement(statement, orphaned)
+        if pruned is None:
+            carried = list(statement.leading_lines)
+            continue
+        assert isinstance(pruned, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        result.append(pruned)
     if any(line.comment is not None for line in carried):
         footer = [*carried, *footer]
     return module.with_changes(body=result, footer=footer)
