@@ -14,6 +14,7 @@ from .common.findings import Finding, InputError, Severity
 __version__ = "0.1.0"
 
 __all__ = [
+    "ExcludeError",
     "Finding",
     "FoldError",
     "InputError",
@@ -32,6 +33,7 @@ _LAZY = {
     "fold_weight_norm": ("wnaudit.core.module_fold", "fold_weight_norm"),
     "fold": ("wnaudit.core.module_fold", "fold"),
     "FoldError": ("wnaudit.core.module_fold", "FoldError"),
+    "ExcludeError": ("wnaudit.core.exclusion", "ExcludeError"),
     "audit_module": ("wnaudit.module.inspector", "audit_module"),
     "assert_folded": ("wnaudit.module.inspector", "assert_folded"),
     "fold_state_dict": ("wnaudit.core.state_dict_fold", "fold_state_dict"),
@@ -40,6 +42,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .core.exclusion import ExcludeError
     from .core.module_fold import FoldError, fold, fold_weight_norm
     from .module.inspector import assert_folded, audit_module
     from .core.load import load_state_dict
