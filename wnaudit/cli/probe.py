@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from ..common.config import Config
+from ..common.config import Config, display_path
 from ..common.findings import Finding, InputError, RunResult
 from ..probe.run import ProbeRequest, probe as probe_entry
 from ..report import FORMAT_ALIASES, FORMATS
@@ -114,7 +114,7 @@ def _probe_one(spec: str, request: ProbeRequest, config: Config, *, fix: bool) -
     except LoaderFixError as error:
         first.result.errors.append(InputError(spec, f"--fix: {error}"))
         return first.result
-    report_error_line("fixed", f"{edited}: {first.entry.attribute}() folds the model before returning it")
+    report_error_line("fixed", f"{display_path(edited)}: {first.entry.attribute}() folds the model before returning it")
     forget_project_modules(spec)
     again = probe_entry(spec, request).result
     remaining = {_Key.of(f) for f in again.findings}

@@ -97,10 +97,10 @@ def _arguments(module: Any, request: ProbeRequest) -> CallArguments:
 
 def _watched_call(spec: str, module: Any, request: ProbeRequest) -> Sequence[Finding]:
     """One call under ``torch.inference_mode`` inside a watch; the model stays in the mode the loader left it in."""
+    arguments = _arguments(module, request)
     from ..runtime import watch
 
     torch = torch_api.import_torch()
-    arguments = _arguments(module, request)
     watched = watch(module)
     try:
         with watched, torch.inference_mode():
