@@ -228,3 +228,15 @@ def test_fold_with_exclude_then_the_rest_equals_one_fold(spelling: str, excluded
     wnaudit.fold_weight_norm(reference)
     _assert_bit_identical(_state(model), _state(reference))
     wnaudit.assert_folded(model)
+
+
+def test_the_documented_partial_fold_log_line_is_the_real_one(caplog: pytest.LogCaptureFixture) -> None:
+    from pathlib import Path
+
+    from wnaudit.testing.vocoder import build_vocoder
+
+    api = (Path(__file__).resolve().parents[2] / "docs" / "python-api.md").read_text(encoding="utf-8")
+    with caplog.at_level(logging.INFO, logger="wnaudit.fold"):
+        wnaudit.fold_weight_norm(build_vocoder(weight_norm="modern"), exclude="f0_predictor")
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "wnaudit.fold"]
+    assert f"`{line}`" in api
