@@ -168,3 +168,36 @@ def test_the_lint_never_imports_the_project_nor_the_probe(tmp_path: Path) -> Non
                           env={**os.environ, "PYTHONPATH": str(WORKTREE)}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
+
+
+def test_probe_is_a_command_registered_on_first_use(capsys: pytest.CaptureFixture[str]) -> None:
+    from wnaudit.cli.command import main
+
+    assert "probe" in main.list_commands(main.make_context("wnaudit", ["--version"], resilient_parsing=True))
+    assert run(["probe", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "TARGET" in out and "--input-shape" in out and "RUNS THE PROJECT'S CODE" in " ".join(out.split())
+
+
+def test_the_probe_reaches_the_other_entrances_without_one_importing_another() -> None:
+    """The runtime entrance imports no other entrance; the probe's --fix reaches the source rewrite itself."""
+    import ast
+
+    package = WORKTREE / "wnaudit"
+
+    def imports(path: Path) -> set[str]:
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add(("." * node.level) + node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        return found
+
+    for path in sorted((package / "runtime").rglob("*.py")):
+        bad = {name for name in imports(path) if name.lstrip(".").split(".")[0] in {"source", "module", "probe", "cli", "checkpoint", "exported"}
+               or name.startswith(("wnaudit.source", "wnaudit.module", "wnaudit.probe", "wnaudit.cli"))}
+        assert not bad, (path, bad)
+    fix_imports = imports(package / "probe" / "fix.py")
+    assert "..source.rewrite.at_return" in fix_imports
+    assert not any("cli" in name for name in (*fix_imports, *imports(package / "probe" / "run.py")))

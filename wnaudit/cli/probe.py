@@ -22,8 +22,9 @@ from .logs import configure_cli_logging
 from .outcome import exit_status, load_run_config, report_error_line, write_findings
 from .streams import Written, guard_standard_streams
 
-#: The findings a fold written into the loader removes: live weight norm, seen by the inspector or the watch.
-_FOLDED_BY_THE_FIX = frozenset({"WN201", "WN202", "WN206"})
+#: What a fold written into the loader folds: a live weight norm in the returned module (either spelling).
+#: A WN206 without one (a kernel called by hand, a norm outside the module tree) is not the loader's to fix.
+_FOLDED_BY_THE_FIX = frozenset({"WN201", "WN202"})
 
 
 def _shapes(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[tuple[int, ...], ...]:
@@ -103,8 +104,9 @@ class _Key:
 def _probe_one(spec: str, request: ProbeRequest, config: Config, *, fix: bool) -> RunResult:
     """Probe ``spec``; with ``fix``, fold in the loader's source and probe it again (a fresh import)."""
     first = probe_entry(spec, request)
-    wanted = [f for f in first.result.findings if config.enabled(f.code, f.path)]
-    if not fix or first.entry is None or first.result.errors or not any(f.code in _FOLDED_BY_THE_FIX for f in wanted):
+    reported = any(config.enabled(f.code, f.path) for f in first.result.findings)
+    foldable = any(f.code in _FOLDED_BY_THE_FIX for f in first.result.findings)
+    if not fix or first.entry is None or first.result.errors or not (reported and foldable):
         return first.result
     from ..common.entry_points import forget_project_modules
     from ..probe.fix import LoaderFixError, fix_loader
