@@ -27,6 +27,7 @@ __all__ = [
     "fold_weight_norm",
     "load_state_dict",
     "load_unfolded_state_dict",
+    "watch",
 ]
 
 _LAZY = {
@@ -39,6 +40,7 @@ _LAZY = {
     "fold_state_dict": ("wnaudit.core.state_dict_fold", "fold_state_dict"),
     "load_unfolded_state_dict": ("wnaudit.core.state_dict_fold", "load_unfolded_state_dict"),
     "load_state_dict": ("wnaudit.core.load", "load_state_dict"),
+    "watch": ("wnaudit.runtime.watch", "watch"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .module.inspector import assert_folded, audit_module
     from .core.load import load_state_dict
     from .core.state_dict_fold import fold_state_dict, load_unfolded_state_dict
+    from .runtime.watch import watch
 
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())

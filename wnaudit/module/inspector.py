@@ -5,18 +5,11 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ..core import torch_api
-from ..core.catalogue import TORCH_WEIGHT_NAME, WEIGHT_LIKE_NAME, Kind
+from ..core.catalogue import FOLD_CALLS, TORCH_WEIGHT_NAME, WEIGHT_LIKE_NAME, Kind
 from ..core.exclusion import Exclusion
 from ..common.findings import Finding, finding
 from ..core.live import LiveReparametrization, find_reparametrizations
 from .codes import BY_CODE, HALF_FOLDED
-
-_FOLD_HINT = {
-    Kind.WEIGHT_NORM: "wnaudit.fold_weight_norm(model)",
-    Kind.SPECTRAL_NORM: "wnaudit.fold(model, spectral_norm=True)",
-    Kind.OTHER: "wnaudit.fold(model, other=True)",
-}
-
 
 def _live_message(live: LiveReparametrization) -> str:
     message = f"{live.spelling.label} is live on {live.qualified_name}: recomputed on every forward"
@@ -26,7 +19,7 @@ def _live_message(live: LiveReparametrization) -> str:
         chain = " -> ".join(s.label for s in live.chain)
         message += f"; stacked parametrizations ({chain}) fold only together: wnaudit.fold(model, weight_norm=True, spectral_norm=True, other=True)"
     else:
-        message += f"; fold it once at load with {_FOLD_HINT[live.spelling.kind]}"
+        message += f"; fold it once at load with {FOLD_CALLS[live.spelling.kind]}"
     return message
 
 
