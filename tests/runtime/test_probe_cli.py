@@ -202,3 +202,12 @@ def test_the_probe_reaches_the_other_entrances_without_one_importing_another() -
     fix_imports = imports(package / "probe" / "fix.py")
     assert "..source.rewrite.at_return" in fix_imports
     assert not any("cli" in name for name in (*fix_imports, *imports(package / "probe" / "run.py")))
+
+
+def test_a_src_layout_is_importable_through_the_configured_src(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_project(project / "src", pyproject="")
+    (project / "pyproject.toml").write_text('[tool.wnaudit]\nsrc = ["src"]\nserving = ["vocoder.serve:load_vocoder"]\n')
+    status, report, err = _json(capsys)
+    assert status == 1, err
+    assert len(report["findings"]) == 3
+    assert str(project / "src") not in sys.path  # taken off again

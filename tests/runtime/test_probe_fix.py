@@ -102,10 +102,14 @@ def test_fix_names_a_returned_expression(project: Path, capsys: pytest.CaptureFi
 
 
 def test_fix_refuses_a_loader_outside_the_project(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, report, err = _probe(capsys, "wnaudit.testing.vocoder:build_vocoder", "--fix")
+    """An installed package (or any file outside the project's root) is never edited; a tmp copy stands in for one."""
+    outside = write_project(project.parent / f"{project.name}_installed")
+    before = outside.read_bytes()
+    status, report, err = _probe(capsys, f"{outside}:load_vocoder", "--fix")
     assert status == 2
     assert "--fix:" in report["errors"][0]["message"] and "is not a file of this project" in report["errors"][0]["message"]
     assert report["findings"]  # the findings stay reported
+    assert outside.read_bytes() == before
 
 
 def test_fix_without_findings_edits_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -114,3 +118,10 @@ def test_fix_without_findings_edits_nothing(project: Path, capsys: pytest.Captur
     status, _, err = _probe(capsys, TARGET, "--fix")
     assert status == 0, err
     assert serve.read_bytes() == before
+
+
+def test_fix_a_file_target(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    serve = write_project(project)
+    status, report, err = _probe(capsys, "vocoder/serve.py:load_vocoder", "--input-shape", "1,80,20", "--fix")
+    assert status == 0, err
+    assert report["findings"] == [] and "_fold_weight_norm_for_inference(model)\n    return model" in serve.read_text()

@@ -76,7 +76,7 @@ def probe(
     entries = targets or config.serving
     if not entries:
         raise OneLineUsageError("no TARGET given and no [tool.wnaudit] serving entries; try: wnaudit probe pkg.serve:load_model")
-    request = ProbeRequest(input_shapes=input_shapes, input_file=input_file)
+    request = ProbeRequest(input_shapes=input_shapes, input_file=input_file, search=config.source_roots if config.src else ())
     result = RunResult()
     for spec in entries:
         result.extend(_probe_one(spec, request, config, fix=fix))

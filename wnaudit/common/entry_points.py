@@ -17,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 
 class EntryPointError(RuntimeError):
@@ -42,6 +42,8 @@ class EntryPoint:
     module_name: str
     attribute: str
     target: Callable[[], Any]
+    #: Directories importable besides the current one (``[tool.wnaudit] src``), while importing and calling.
+    search: tuple[str, ...] = ()
 
     @property
     def source_file(self) -> Path | None:
@@ -55,19 +57,23 @@ class EntryPoint:
     def call(self) -> Any:
         """Call it with no arguments; anything it raises becomes an :class:`EntryPointError`."""
         try:
-            with _current_directory_importable():  # a loader may import project modules when called
+            with _importable(self.search):  # a loader may import project modules when called
                 return self.target()
         except _USER_ERRORS as error:
             raise EntryPointError(f"{self.spec}: {self.attribute}() raised {first_line(error)}") from error
 
 
-def resolve_entry_point(spec: str) -> EntryPoint:
-    """Import the module of ``spec`` and find its callable; :class:`EntryPointError` on any problem."""
+def resolve_entry_point(spec: str, search: Sequence[str | os.PathLike[str]] = ()) -> EntryPoint:
+    """Import the module of ``spec`` and find its callable; :class:`EntryPointError` on any problem.
+
+    ``search``: directories importable besides the current one (a ``src/`` layout's ``src``).
+    """
+    roots = tuple(os.fspath(path) for path in search)
     module_part, _, attribute = spec.rpartition(":")
     if not module_part or not attribute:
         raise EntryPointError(f"{spec}: expected 'package.module:callable' or 'path/to/file.py:callable'")
     try:
-        with _current_directory_importable():
+        with _importable(roots):
             if module_part.endswith(".py"):
                 namespace = _import_file(Path(module_part))
             else:
@@ -83,7 +89,7 @@ def resolve_entry_point(spec: str) -> EntryPoint:
             raise EntryPointError(f"{spec}: {module_part} has no attribute {attribute!r}")
     if not callable(target):
         raise EntryPointError(f"{spec}: {attribute} is not callable")
-    return EntryPoint(spec, getattr(namespace, "__name__", module_part), attribute, target)
+    return EntryPoint(spec, getattr(namespace, "__name__", module_part), attribute, target, roots)
 
 
 def forget_project_modules(spec: str) -> None:
@@ -97,18 +103,21 @@ def forget_project_modules(spec: str) -> None:
     importlib.invalidate_caches()
 
 
-class _current_directory_importable:
-    """Put the current directory first on ``sys.path`` for the import (as ``python -m`` does), then restore it."""
+class _importable:
+    """Put the current directory (as ``python -m`` does) and ``roots`` first on ``sys.path``, then take them off."""
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        here = [] if "" in sys.path else [os.getcwd()]
+        self.wanted = [os.path.abspath(path) for path in (*here, *roots)]
 
     def __enter__(self) -> None:
-        self.added = os.getcwd()
-        self.saved = list(sys.path)
-        if self.added not in sys.path and "" not in sys.path:
-            sys.path.insert(0, self.added)
+        self.added = [path for path in self.wanted if path not in sys.path]
+        sys.path[:0] = self.added
 
     def __exit__(self, *exc: object) -> None:
-        if self.added in sys.path and self.added not in self.saved:
-            sys.path.remove(self.added)
+        for path in self.added:
+            if path in sys.path:
+                sys.path.remove(path)
 
 
 def _import_file(path: Path) -> Any:

@@ -29,6 +29,8 @@ class ProbeRequest:
 
     input_shapes: tuple[tuple[int, ...], ...] = ()
     input_file: Path | None = None
+    #: Directories importable besides the current one (``[tool.wnaudit] src``).
+    search: tuple[Path, ...] = ()
 
     @property
     def calls_model(self) -> bool:
@@ -54,7 +56,7 @@ def probe(spec: str, request: ProbeRequest) -> Probed:
     try:
         _torch()
         try:
-            probed.entry = resolve_entry_point(spec)
+            probed.entry = resolve_entry_point(spec, request.search)
             probed.module = probed.entry.call()
         except EntryPointError as error:
             raise _Failed(str(error)) from error

@@ -20,30 +20,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-
-def _fold_weight_norm_for_inference(model):
-    """Fold every weight norm in ``model`` (either torch spelling) into a plain weight (added by wnaudit --fix)."""
-    for module in list(model.modules()):
-        folded = {}
-        if torch.nn.utils.parametrize.is_parametrized(module):
-            for name, chain in list(module.parametrizations.items()):
-                if all(type(p).__name__ == "_WeightNorm" for p in chain):
-                    folded[name] = any(p.requires_grad for p in chain.parameters())
-                    with torch.inference_mode(False), torch.no_grad():
-                        torch.nn.utils.parametrize.remove_parametrizations(module, name, leave_parametrized=True)
-        for hook in list(module._forward_pre_hooks.values()):
-            if type(hook).__name__ == "WeightNorm":
-                parts = [getattr(module, hook.name + suffix) for suffix in ("_g", "_v")]
-                folded[hook.name] = any(p.requires_grad for p in parts)
-                with torch.inference_mode(False), torch.no_grad():
-                    torch.nn.utils.remove_weight_norm(module, hook.name)
-        for name, requires_grad in folded.items():
-            weight = getattr(module, name).detach()
-            delattr(module, name)
-            module.register_parameter(name, torch.nn.Parameter(weight, requires_grad=requires_grad))
-    return model
-
-
 Spelling = Literal["modern", "legacy", None]
 
 
@@ -178,9 +154,7 @@ def build_vocoder(weight_norm: Spelling = "modern", seed: int = 0, config: Vocod
                     parameter.mul_(torch.empty_like(parameter).uniform_(0.5, 1.5))
     finally:
         torch.random.set_rng_state(generator_state)
-    served_model = model.eval()
-    _fold_weight_norm_for_inference(served_model)
-    return served_model
+    return model.eval()
 
 
 def build_medium_vocoder(weight_norm: Spelling = "modern", seed: int = 0) -> Vocoder:
