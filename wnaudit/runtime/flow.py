@@ -46,6 +46,7 @@ class ParameterFlow:
         self._derived: dict[int, tuple[weakref.ref[Any], Derivation]] = {}
         self._parameters: dict[int, Any] = {}
         self._parameter_type = torch_api.parameter_class()
+        self._parameter_types: dict[type, bool] = {}
         self._tensor_type = torch_api.tensor_class()
         self._norm_ops = {op: str(op).split(".")[-1] for op in torch_api.aten_operators(RUNTIME_NORM_OPS)}
         self._consumers = {
@@ -56,10 +57,10 @@ class ParameterFlow:
 
     def observe(self, packet: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> WeightUse | None:
         """Record what an operator made; return the weight use it is, if it consumes a normalized parameter."""
-        use = self._weight_use(packet, args)
+        use = self._weight_use(packet, args) if packet in self._consumers else None
         derived = self._combine(packet, args, kwargs)
         for tensor in self._tensors(out):
-            if isinstance(tensor, self._parameter_type):
+            if self._is_parameter(tensor):
                 continue  # an in-place update of a parameter: it stays a source
             if derived is None:
                 self._derived.pop(id(tensor), None)
@@ -81,31 +82,35 @@ class ParameterFlow:
         )
 
     def _combine(self, packet: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Derivation | None:
-        inputs = [*self._tensors(args), *self._tensors(tuple(kwargs.values()))]
-        if not inputs:
-            return CONSTANT
-        sources: set[int] = set()
-        normed: set[int] = set()
-        norm_op = ""
-        for tensor in inputs:
-            derivation = self.derivation(tensor)
-            if derivation is None:
+        """The derivation of what an operator makes from these inputs: None as soon as one input is not followed."""
+        merged: Derivation | None = CONSTANT
+        for tensor in self._tensors(args):
+            merged = _merge(merged, self.derivation(tensor))
+            if merged is None:
                 return None
-            sources |= derivation.sources
-            normed |= derivation.normed
-            norm_op = norm_op or derivation.norm_op
-        if packet in self._norm_ops and sources:
-            normed |= sources
-            norm_op = self._norm_ops[packet]
-        return Derivation(frozenset(sources), frozenset(normed), norm_op) if sources else CONSTANT
+        for tensor in self._tensors(tuple(kwargs.values())) if kwargs else ():
+            merged = _merge(merged, self.derivation(tensor))
+            if merged is None:
+                return None
+        if merged is not None and merged.sources and packet in self._norm_ops:
+            merged = Derivation(merged.sources, merged.normed | merged.sources, self._norm_ops[packet])
+        return merged
 
     def derivation(self, value: Any) -> Derivation | None:
         """How ``value`` was made from parameters alone, or None when it was not (or is not a tensor)."""
-        if isinstance(value, self._parameter_type):
+        if self._is_parameter(value):
             self._parameters.setdefault(id(value), value)
             return Derivation(frozenset({id(value)}))
         entry = self._derived.get(id(value))
         return entry[1] if entry is not None and entry[0]() is value else None
+
+    def _is_parameter(self, value: Any) -> bool:
+        """``isinstance(value, nn.Parameter)`` answered once per type (torch's check runs in Python on every call)."""
+        cls = type(value)
+        known = self._parameter_types.get(cls)
+        if known is None:
+            known = self._parameter_types[cls] = issubclass(cls, self._parameter_type)
+        return known
 
     def _follow(self, tensor: Any, derivation: Derivation) -> None:
         key = id(tensor)
@@ -130,6 +135,17 @@ class ParameterFlow:
                 yield item
             elif isinstance(item, (tuple, list)):
                 yield from (inner for inner in item if isinstance(inner, tensor_type))
+
+
+def _merge(merged: Derivation | None, derivation: Derivation | None) -> Derivation | None:
+    if merged is None or derivation is None:
+        return None
+    if merged is CONSTANT:
+        return derivation
+    if derivation is CONSTANT:
+        return merged
+    return Derivation(merged.sources | derivation.sources, merged.normed | derivation.normed,
+                      merged.norm_op or derivation.norm_op)
 
 
 def _order(parameters: dict[int, Any], key: int) -> int:
