@@ -64,5 +64,5 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     before = set(sys.modules)
     yield tmp_path
     for name in set(sys.modules) - before:
-        if name == "vocoder" or name.startswith(("vocoder.", "_wnaudit_entry_", "served")):
+        if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)) or name.startswith("_wnaudit_entry_"):
             del sys.modules[name]

@@ -125,3 +125,15 @@ def test_fix_a_file_target(project: Path, capsys: pytest.CaptureFixture[str]) ->
     status, report, err = _probe(capsys, "vocoder/serve.py:load_vocoder", "--input-shape", "1,80,20", "--fix")
     assert status == 0, err
     assert report["findings"] == [] and "_fold_weight_norm_for_inference(model)\n    return model" in serve.read_text()
+
+
+def test_fix_a_loader_defined_in_another_package_and_reexported(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``app.main:load`` is ``vocoder.serve.load_vocoder`` imported: the fold goes into serve.py, both are imported afresh."""
+    serve = write_project(project)
+    (project / "app").mkdir()
+    (project / "app" / "__init__.py").write_text("")
+    (project / "app" / "main.py").write_text("from vocoder.serve import load_vocoder as load\n")
+    status, report, err = _probe(capsys, "app.main:load", "--input-shape", "1,80,20", "--fix")
+    assert status == 0, err
+    assert report["findings"] == [] and "_fold_weight_norm_for_inference(model)\n    return model" in serve.read_text()
+    assert not (project / "app" / "main.py").read_text().count("fold")

@@ -117,7 +117,7 @@ def _probe_one(spec: str, request: ProbeRequest, config: Config, *, fix: bool) -
         first.result.errors.append(InputError(spec, f"--fix: {error}"))
         return first.result
     report_error_line("fixed", f"{display_path(edited)}: {first.entry.attribute}() folds the model before returning it")
-    forget_project_modules(spec)
+    forget_project_modules(first.entry)
     again = probe_entry(spec, request).result
     remaining = {_Key.of(f) for f in again.findings}
     again.fixed = [f for f in first.result.findings if _Key.of(f) not in remaining]

@@ -92,13 +92,17 @@ def resolve_entry_point(spec: str, search: Sequence[str | os.PathLike[str]] = ()
     return EntryPoint(spec, getattr(namespace, "__name__", module_part), attribute, target, roots)
 
 
-def forget_project_modules(spec: str) -> None:
-    """Drop the entry point's top-level package from ``sys.modules``: the next resolve imports it afresh (after a fix)."""
-    module_part = spec.rpartition(":")[0]
-    if module_part.endswith(".py"):
-        return  # a file is executed anew by every resolve
-    top = module_part.partition(".")[0]
-    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+def forget_project_modules(entry: EntryPoint) -> None:
+    """Drop the packages of the entry point and of the code defining its callable from ``sys.modules``.
+
+    The next resolve then imports them afresh, as a new process would (after a fix edited the loader's file).
+    A ``file.py`` entry point is executed anew by every resolve anyway.
+    """
+    module_part = entry.spec.rpartition(":")[0]
+    defining = getattr(inspect.unwrap(entry.target), "__module__", None) or ""
+    tops = {name.partition(".")[0] for name in (module_part, defining) if name and not name.endswith(".py")}
+    tops -= {"", "wnaudit", "torch", "builtins", "__main__"}
+    for name in [n for n in sys.modules if n.partition(".")[0] in tops]:
         del sys.modules[name]
     importlib.invalidate_caches()
 
