@@ -240,3 +240,11 @@ def test_the_documented_partial_fold_log_line_is_the_real_one(caplog: pytest.Log
         wnaudit.fold_weight_norm(build_vocoder(weight_norm="modern"), exclude="f0_predictor")
     (line,) = [r.getMessage() for r in caplog.records if r.name == "wnaudit.fold"]
     assert f"`{line}`" in api
+
+
+def test_a_wrapped_model_suggests_the_wrapped_name() -> None:
+    wrapped = nn.Sequential()
+    wrapped.add_module("module", _model())  # as DataParallel or torch.compile's _orig_mod nests it
+    with pytest.raises(wnaudit.ExcludeError, match="did you mean 'module.f0_predictor'"):
+        wnaudit.fold_weight_norm(wrapped, exclude="f0_predictor")
+    assert len(wnaudit.fold_weight_norm(wrapped, exclude="module.f0_predictor")) == 6

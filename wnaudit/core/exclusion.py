@@ -64,7 +64,8 @@ def _suggestion(name: str, every: list[tuple[str, Any]]) -> str:
     import difflib
 
     names = sorted({qualified for qualified, _ in every if qualified})
-    close = difflib.get_close_matches(name, names, n=1)
+    nested = [qualified for qualified in names if qualified.endswith("." + name)]  # a wrapper's prefix: _orig_mod.f0_predictor
+    close = nested[:1] or difflib.get_close_matches(name, names, n=1)
     if close:
         return f"; did you mean {close[0]!r}?"
     top = sorted({qualified.split(".")[0] for qualified in names})[:8]
