@@ -248,3 +248,12 @@ def test_a_wrapped_model_suggests_the_wrapped_name() -> None:
     with pytest.raises(wnaudit.ExcludeError, match="did you mean 'module.f0_predictor'"):
         wnaudit.fold_weight_norm(wrapped, exclude="f0_predictor")
     assert len(wnaudit.fold_weight_norm(wrapped, exclude="module.f0_predictor")) == 6
+
+
+def test_a_shared_submodule_excluded_under_either_name_stays_parametrized() -> None:
+    model = _model()
+    model.tied = model.ups[1]  # the same layer reachable as ups.1 and as tied
+    folded = wnaudit.fold_weight_norm(model, exclude=["tied"])
+    assert "ups.1.weight" not in folded and "ups.0.weight" in folded
+    assert _live_names(model) == ["ups.1.weight"]
+    wnaudit.assert_folded(model, allow=["tied"])
