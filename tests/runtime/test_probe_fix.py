@@ -84,9 +84,11 @@ def test_fix_calls_wnaudit_where_the_project_already_imports_it(project: Path, c
 
 def test_fix_follows_fix_fold_config(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     serve = write_project(project, pyproject='[tool.wnaudit]\nfix-fold = "wnaudit"\n')
-    status, _, err = _probe(capsys, TARGET, "--fix")
+    status = run(["probe", TARGET, "--fix", "--select", "WN202"])
+    out, err = capsys.readouterr()
     assert status == 0, err
     assert "wnaudit.fold_weight_norm(model)" in serve.read_text()
+    assert "Fixed 1 finding" in out and "WN201" not in out  # only the selected finding is reported fixed
 
 
 def test_fix_names_a_returned_expression(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

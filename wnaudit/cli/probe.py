@@ -81,6 +81,7 @@ def probe(
     for spec in entries:
         result.extend(_probe_one(spec, request, config, fix=fix))
     result.findings = [f for f in result.findings if config.enabled(f.code, f.path)]
+    result.fixed = [f for f in result.fixed if config.enabled(f.code, f.path)]
     if output_format != "github":  # github: errors are annotations on stdout already
         for error in result.errors:
             report_error_line("error", f"{error.path}: {error.message}")
