@@ -8,6 +8,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from wnaudit.testing.vocoder import Vocoder, VocoderConfig, build_vocoder, example_input
+
 GRAD_MODES = {"grad": torch.enable_grad, "no_grad": torch.no_grad, "inference_mode": torch.inference_mode}
 
 
@@ -54,3 +56,15 @@ class HandCalledKernel(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.conv1d(x, torch._weight_norm(self.weight_v, self.weight_g, 0))
+
+
+#: The test vocoder, narrow: every weight norm of the SMALL config (31), at a fraction of its cost.
+TINY = VocoderConfig(mel_channels=8, channels=8, f0_channels=4)
+
+
+def tiny_vocoder(spelling: str | None = "modern") -> Vocoder:
+    return build_vocoder(spelling, config=TINY)  # type: ignore[arg-type]
+
+
+def tiny_input(frames: int = 8) -> torch.Tensor:
+    return example_input(frames, TINY)

@@ -10,8 +10,9 @@ Tensors are followed by identity through weak references, so the watch keeps non
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from ..core import torch_api
 from ..core.catalogue import RUNTIME_NORM_OPS, RUNTIME_WEIGHT_CONSUMERS

@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 from ..common.findings import CodeInfo, Finding, finding
 from ..core import torch_api
@@ -95,6 +96,8 @@ class Recorder:
         self._use_targets: dict[tuple[int, ...], tuple[tuple[Any, ...], Target | None]] = {}
         self._kernels = torch_api.aten_operators(RUNTIME_WEIGHT_NORM_OPS)
         self._plist_type = torch_api.parametrization_list_class()
+        #: Set when the watch stopped recording after an internal error (its findings are then incomplete).
+        self.failed = False
 
     # -- events ---------------------------------------------------------------------------------------------
     def operator(self, flow: ParameterFlow, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
@@ -157,6 +160,9 @@ class Recorder:
         index, parameter = found
         return Target(("kernel", id(v)), parameter.name, parameter.owner, index.label, HAND_CALLED_LABEL)
 
+    def _is_stored(self, tensor: Any) -> bool:
+        return self._resolver.find(lambda index: index.by_stored_tensor(tensor)) is not None
+
     def _named_parameter(self, tensor: Any) -> tuple[RootIndex, ParameterName] | None:
         def query(index: RootIndex) -> tuple[RootIndex, ParameterName] | None:
             parameter = index.parameter(tensor)
@@ -179,7 +185,7 @@ class Recorder:
             return entry[1]
         target = None
         # A norm inside a catalogued reparametrization (a weight norm over a dim its kernel does not fuse) is WN206's.
-        if not any(self._resolver.find(lambda index: index.by_stored_tensor(p)) for p in use.sources):
+        if not any(self._is_stored(parameter) for parameter in use.sources):
             found = self._named_parameter(use.normed[0])
             if found is not None:
                 index, parameter = found

@@ -8,7 +8,8 @@ would from the model the test or the server called.  Only looked up the first ti
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from ..core import torch_api
 from .targets import RootIndex

@@ -31,7 +31,7 @@ class Watch(contextlib.ContextDecorator):
         self._recorder: Any = None
         self._activations: dict[int, Any] = {}
 
-    def __enter__(self) -> "Watch":
+    def __enter__(self) -> Watch:
         from .mode import Activation
         from .recorder import Recorder
 
