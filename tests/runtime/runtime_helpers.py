@@ -46,6 +46,20 @@ class NormalizedLinear(nn.Module):
         return F.linear(x, F.normalize(self.weight, dim=1))
 
 
+class HandCalledOnCopies(nn.Module):
+    """torch's kernel called by hand on copies of the parameters (cast to the input's dtype), and on the input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight_v = nn.Parameter(torch.randn(4, 3, 3, dtype=torch.float64))
+        self.weight_g = nn.Parameter(torch.rand(4, 1, 1, dtype=torch.float64) + 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weight = torch._weight_norm(self.weight_v.to(x.dtype), self.weight_g.to(x.dtype), 0)
+        gate = torch._weight_norm(x, x.abs().amax(dim=(1, 2), keepdim=True), 0)  # depends on the input: not reported
+        return F.conv1d(x * gate, weight)
+
+
 class HandCalledKernel(nn.Module):
     """Weight norm written by hand with torch's own kernel, as some vocoders do."""
 

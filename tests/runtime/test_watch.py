@@ -12,6 +12,7 @@ import torch
 from runtime_helpers import (
     GRAD_MODES,
     HandCalledKernel,
+    HandCalledOnCopies,
     legacy_weight_norm,
     tiny_input,
     tiny_vocoder,
@@ -121,6 +122,15 @@ def test_torchs_kernel_called_by_hand(mode: str):
     [found] = watched.findings
     assert found.code == "WN206" and found.object == "0.weight_v" and not found.fixable
     assert "torch._weight_norm called by hand" in found.message and "HandCalledKernel" in found.message
+
+
+def test_torchs_kernel_called_by_hand_on_copies_of_parameters():
+    """Named after the parameter v is made from; the kernel on the input is not a weight computed for nothing."""
+    model = HandCalledOnCopies().eval()
+    with wnaudit.watch(model) as watched:
+        for _ in range(2):
+            model(torch.randn(1, 3, 5))
+    assert [(f.object, c.calls) for f, c in zip(watched.findings, watched.computations)] == [("weight_v", 2)]
 
 
 def test_names_without_a_model_come_from_the_outermost_module_called():

@@ -105,6 +105,14 @@ class ParameterFlow:
         entry = self._derived.get(id(value))
         return entry[1] if entry is not None and entry[0]() is value else None
 
+    def made_from(self, value: Any) -> tuple[Any, ...]:
+        """The parameters ``value`` is (or is computed from, alone), in the order first seen; () when not followed."""
+        derivation = self.derivation(value)
+        if derivation is None:
+            return ()
+        params = self._parameters
+        return tuple(params[i] for i in sorted(derivation.sources, key=lambda i: _order(params, i)))
+
     def _is_parameter(self, value: Any) -> bool:
         """``isinstance(value, nn.Parameter)`` answered once per type (torch's check runs in Python on every call)."""
         cls = type(value)

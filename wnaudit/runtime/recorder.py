@@ -105,7 +105,7 @@ class Recorder:
         packet = func.overloadpacket
         if packet in self._kernels:
             with self._lock:
-                target = self._kernel_target(args[0])
+                target = self._kernel_target(flow, args[0])
                 if target is not None:
                     self._count(target, WN206, _KERNEL)
             return  # a kernel's result is WN206's, never followed into WN207
@@ -128,6 +128,14 @@ class Recorder:
                 for target in self._legacy_targets(module):
                     self._count(target, WN206, _MODULE)
 
+    def release(self) -> None:
+        """Forget the indexes and caches (they hold the model's tensors); what was counted stays."""
+        with self._lock:
+            self._resolver = Resolver(self._resolver.model)
+            self._kernel_targets.clear()
+            self._call_targets.clear()
+            self._use_targets.clear()
+
     def computations(self) -> list[Computation]:
         with self._lock:
             return [tally.computation() for tally in self._tallies.values()]
@@ -144,7 +152,11 @@ class Recorder:
         counts[0] += 1
         counts[1] += serving
 
-    def _kernel_target(self, v: Any) -> Target | None:
+    def _kernel_target(self, flow: ParameterFlow, v: Any) -> Target | None:
+        made_from = flow.made_from(v)
+        if not made_from:
+            return None  # v depends on more than parameters (or is not followed): precision first
+        v = made_from[0]  # a parameter itself (the catalogue's v), or the one a hand-called kernel's v is made from
         entry = self._kernel_targets.get(id(v))
         if entry is not None and entry[0] is v:
             return entry[1]

@@ -21,6 +21,7 @@ class Resolver:
     """Answers a query against the index of each candidate root, building indexes once and again on a miss."""
 
     def __init__(self, model: Any | None):
+        self.model = model
         self._model = None if model is None else torch_api.uncompiled(model)
         self._indexes: dict[int, RootIndex] = {}
 

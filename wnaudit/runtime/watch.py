@@ -60,7 +60,10 @@ class Watch(contextlib.ContextDecorator):
             if activation.depth:
                 return
             del self._activations[ident]
+            last = not self._activations
         activation.stop()
+        if last:
+            self._recorder.release()
         if logger.isEnabledFor(logging.INFO):
             for found in self.findings:
                 logger.info("%s %s: %s", found.code, found.object, found.message)
