@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from runtime_helpers import legacy_weight_norm
 from torch import nn
 
 import wnaudit
-from runtime_helpers import legacy_weight_norm
 
 
 @pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])

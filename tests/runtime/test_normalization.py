@@ -6,11 +6,11 @@ import copy
 
 import pytest
 import torch
+from runtime_helpers import GRAD_MODES, MPConv, NormalizedLinear
 from torch import nn
 from torch.nn import functional as F
 
 import wnaudit
-from runtime_helpers import GRAD_MODES, MPConv, NormalizedLinear
 
 
 def _watched(model: nn.Module, x: torch.Tensor, mode: str = "no_grad", calls: int = 1) -> list[wnaudit.Finding]:

@@ -94,8 +94,8 @@ def _pytest(directory: Path, *args: str) -> tuple[dict[str, str], str]:
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "pytest", "-p", "wnaudit.runtime.pytest_plugin", "-rA", "-p", "no:cacheprovider", *args]
-    done = subprocess.run(command, cwd=directory, capture_output=True, text=True, env=env, timeout=300)
-    outcomes = dict((name, outcome) for outcome, name in re.findall(r"^(PASSED|FAILED) \S+::(\w+)", done.stdout, re.M))
+    done = subprocess.run(command, cwd=directory, capture_output=True, text=True, env=env, timeout=300, check=False)
+    outcomes = {name: outcome for outcome, name in re.findall(r"^(PASSED|FAILED) \S+::(\w+)", done.stdout, re.MULTILINE)}
     return outcomes, done.stdout + done.stderr
 
 
@@ -146,9 +146,9 @@ def test_off_it_never_imports_torch(tmp_path: Path):
 def test_the_entry_point_is_declared():
     """pytest finds the plugin through the pytest11 entry point of an installed wnaudit."""
     text = (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    section = re.search(r"^\[project\.entry-points\.pytest11\]\n((?:[^\[\n].*\n)*)", text, re.M)
+    section = re.search(r"^\[project\.entry-points\.pytest11\]\n((?:[^\[\n].*\n)*)", text, re.MULTILINE)
     assert section, "pyproject.toml declares no pytest11 entry point"
-    assert re.search(r'^wnaudit\s*=\s*"wnaudit\.runtime\.pytest_plugin"\s*$', section.group(1), re.M)
+    assert re.search(r'^wnaudit\s*=\s*"wnaudit\.runtime\.pytest_plugin"\s*$', section.group(1), re.MULTILINE)
     from wnaudit.runtime import pytest_plugin
 
     assert hasattr(pytest_plugin, "pytest_addoption")
@@ -164,5 +164,5 @@ def test_installed_it_loads_without_naming_it(project: Path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
     env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     done = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "--wnaudit-watch", "-k", "test_serving"],
-                          cwd=project, capture_output=True, text=True, env=env, timeout=300)
-    assert re.search(r"^FAILED \S+::test_serving", done.stdout, re.M), done.stdout + done.stderr
+                          cwd=project, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert re.search(r"^FAILED \S+::test_serving", done.stdout, re.MULTILINE), done.stdout + done.stderr

@@ -9,12 +9,19 @@ from pathlib import Path
 
 import pytest
 import torch
+from runtime_helpers import (
+    GRAD_MODES,
+    HandCalledKernel,
+    HandCalledOnCopies,
+    legacy_weight_norm,
+    tiny_input,
+    tiny_vocoder,
+)
 from torch import nn
 from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 import wnaudit
-from wnaudit.testing.vocoder import build_vocoder, example_input, expected_weight_norms
-from runtime_helpers import GRAD_MODES, HandCalledKernel, legacy_weight_norm
+from wnaudit.testing.vocoder import expected_weight_norms
 
 
 def _weight_norm_names(model: nn.Module) -> set[str]:
@@ -24,7 +31,7 @@ def _weight_norm_names(model: nn.Module) -> set[str]:
 @pytest.mark.parametrize("spelling", ["modern", "legacy"])
 @pytest.mark.parametrize("mode", sorted(GRAD_MODES))
 def test_every_live_weight_norm_of_a_vocoder_once_per_call_results_unchanged(spelling: str, mode: str):
-    model, mel = build_vocoder(spelling), example_input(frames=8)
+    model, mel = tiny_vocoder(spelling), tiny_input()
     with GRAD_MODES[mode]():
         expected = model(mel)
         with wnaudit.watch(model) as watched:
@@ -38,7 +45,7 @@ def test_every_live_weight_norm_of_a_vocoder_once_per_call_results_unchanged(spe
 
 
 def test_a_folded_model_gives_no_finding():
-    model, mel = build_vocoder("modern"), example_input(frames=8)
+    model, mel = tiny_vocoder("modern"), tiny_input()
     wnaudit.fold_weight_norm(model)
     with wnaudit.watch(model) as watched:
         model(mel)
@@ -117,8 +124,17 @@ def test_torchs_kernel_called_by_hand(mode: str):
     assert "torch._weight_norm called by hand" in found.message and "HandCalledKernel" in found.message
 
 
+def test_torchs_kernel_called_by_hand_on_copies_of_parameters():
+    """Named after the parameter v is made from; the kernel on the input is not a weight computed for nothing."""
+    model = HandCalledOnCopies().eval()
+    with wnaudit.watch(model) as watched:
+        for _ in range(2):
+            model(torch.randn(1, 3, 5))
+    assert [(f.object, c.calls) for f, c in zip(watched.findings, watched.computations)] == [("weight_v", 2)]
+
+
 def test_names_without_a_model_come_from_the_outermost_module_called():
-    model, mel = build_vocoder("legacy"), example_input(frames=8)
+    model, mel = tiny_vocoder("legacy"), tiny_input()
     with wnaudit.watch() as watched:
         model(mel)
     assert {f.object for f in watched.findings} == _weight_norm_names(model)
@@ -126,7 +142,7 @@ def test_names_without_a_model_come_from_the_outermost_module_called():
 
 
 def test_names_are_relative_to_the_model_given():
-    model, mel = build_vocoder("modern"), example_input(frames=8)
+    model, mel = tiny_vocoder("modern"), tiny_input()
     with wnaudit.watch(model.f0_predictor) as watched:
         model(mel)
     names = {f.object for f in watched.findings}
@@ -134,7 +150,7 @@ def test_names_are_relative_to_the_model_given():
 
 
 def test_training_forwards_are_counted_apart():
-    model, mel = build_vocoder("modern").train(), example_input(frames=8)
+    model, mel = tiny_vocoder("modern").train(), tiny_input()
     with wnaudit.watch(model) as watched:
         model(mel)
         with torch.inference_mode():
@@ -144,7 +160,7 @@ def test_training_forwards_are_counted_apart():
 
 
 def test_a_fold_inside_the_block_stops_the_count():
-    model, mel = build_vocoder("legacy"), example_input(frames=8)
+    model, mel = tiny_vocoder("legacy"), tiny_input()
     with wnaudit.watch(model) as watched:
         model(mel)
         wnaudit.fold_weight_norm(model)  # computes each weight once more, with torch's kernel: not counted
@@ -156,14 +172,14 @@ def test_a_fold_inside_the_block_stops_the_count():
 def test_a_model_folded_inside_the_watch_gives_no_finding(spelling: str):
     """A test that loads, folds and serves, all under the pytest plugin's watch, passes."""
     with wnaudit.watch() as watched:
-        model = build_vocoder(spelling)
+        model = tiny_vocoder(spelling)
         wnaudit.fold(model, weight_norm=True, spectral_norm=True)
-        model(example_input(frames=8))
+        model(tiny_input())
     assert watched.findings == []
 
 
 def test_nested_and_repeated_watches():
-    model, mel = build_vocoder("modern"), example_input(frames=8)
+    model, mel = tiny_vocoder("modern"), tiny_input()
     with wnaudit.watch(model) as outer:
         model(mel)
         with wnaudit.watch(model) as inner:
@@ -171,14 +187,13 @@ def test_nested_and_repeated_watches():
     assert {c.calls for c in outer.computations} == {2} and {c.calls for c in inner.computations} == {1}
     again = wnaudit.watch(model)
     for _ in range(2):
-        with again:
-            with again:  # re-entered: still one record, counted once
-                model(mel)
+        with again, again:  # re-entered: still one record, counted once
+            model(mel)
     assert {c.calls for c in again.computations} == {2}
 
 
 def test_as_a_decorator():
-    model, mel = build_vocoder("modern"), example_input(frames=8)
+    model, mel = tiny_vocoder("modern"), tiny_input()
     watched = wnaudit.watch(model)
 
     @watched
@@ -191,11 +206,11 @@ def test_as_a_decorator():
 
 
 def test_an_exception_inside_the_block_leaves_nothing_behind():
-    model, mel = build_vocoder("modern"), example_input(frames=8)
+    model, mel = tiny_vocoder("modern"), tiny_input()
     watched = wnaudit.watch(model)
     with pytest.raises(ZeroDivisionError), watched:
         model(mel)
-        1 / 0
+        raise ZeroDivisionError("inside the block")
     assert len(watched.findings) == expected_weight_norms()
     assert _get_current_dispatch_mode() is None
     model(mel)  # neither the mode nor the module hook records any more
@@ -204,7 +219,7 @@ def test_an_exception_inside_the_block_leaves_nothing_behind():
 
 def test_another_threads_forward_is_not_seen_and_not_changed():
     """torch keeps dispatch modes per thread: a watch sees the threads that entered it, and only those."""
-    model, mel = build_vocoder("modern"), example_input(frames=8)
+    model, mel = tiny_vocoder("modern"), tiny_input()
     expected = model(mel)
     results: dict[str, object] = {}
 
@@ -229,17 +244,19 @@ def test_a_model_built_from_yaml_through_a_registry(tmp_path: Path):
     from wnaudit.testing.vocoder import Vocoder, VocoderConfig
 
     registry = {"hifigan": Vocoder}
-    (tmp_path / "model.yaml").write_text("vocoder:\n  class: hifigan\n  channels: 16\n  weight_norm: legacy\n")
+    (tmp_path / "model.yaml").write_text(
+        "vocoder:\n  class: hifigan\n  config: {mel_channels: 8, channels: 8, f0_channels: 4}\n  weight_norm: legacy\n"
+    )
     spec = yaml.safe_load((tmp_path / "model.yaml").read_text())["vocoder"]
-    model = registry[spec.pop("class")](VocoderConfig(channels=spec.pop("channels")), **spec).eval()
+    model = registry[spec.pop("class")](VocoderConfig(**spec.pop("config")), **spec).eval()
     with torch.inference_mode(), wnaudit.watch() as watched:
-        model(example_input(frames=4))
+        model(tiny_input(4))
     assert len(watched.findings) == expected_weight_norms() and "ups.1.weight" in {f.object for f in watched.findings}
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 def test_on_cuda():
-    model, mel = build_vocoder("modern").cuda(), example_input(frames=8).cuda()
+    model, mel = tiny_vocoder("modern").cuda(), tiny_input().cuda()
     expected = model(mel)
     with wnaudit.watch(model) as watched:
         assert torch.equal(model(mel), expected)

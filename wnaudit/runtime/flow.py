@@ -10,8 +10,9 @@ Tensors are followed by identity through weak references, so the watch keeps non
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from ..core import torch_api
 from ..core.catalogue import RUNTIME_NORM_OPS, RUNTIME_WEIGHT_CONSUMERS
@@ -103,6 +104,14 @@ class ParameterFlow:
             return Derivation(frozenset({id(value)}))
         entry = self._derived.get(id(value))
         return entry[1] if entry is not None and entry[0]() is value else None
+
+    def made_from(self, value: Any) -> tuple[Any, ...]:
+        """The parameters ``value`` is (or is computed from, alone), in the order first seen; () when not followed."""
+        derivation = self.derivation(value)
+        if derivation is None:
+            return ()
+        params = self._parameters
+        return tuple(params[i] for i in sorted(derivation.sources, key=lambda i: _order(params, i)))
 
     def _is_parameter(self, value: Any) -> bool:
         """``isinstance(value, nn.Parameter)`` answered once per type (torch's check runs in Python on every call)."""

@@ -26,7 +26,7 @@ def _mode_class() -> type:
     class WatchMode(base):  # type: ignore[misc, valid-type]
         """Sees every aten operator the thread runs while it is active (torch keeps dispatch modes per thread)."""
 
-        def __init__(self, activation: "Activation"):
+        def __init__(self, activation: Activation):
             super().__init__()
             self.activation = activation
 
@@ -70,19 +70,20 @@ class Activation:
             return
         try:
             self.recorder.operator(self._flow, func, args, kwargs, out)
-        except Exception:  # the watched call must go on, whatever the bookkeeping meets
+        except Exception:  # noqa: BLE001 - the watched call must go on, whatever the bookkeeping meets
             self._fail()
 
     def _module_call(self, module: Any, inputs: Any) -> None:
         # Module hooks are global: calls made by other threads are not this watch's (its mode does not see them).
         if self._failed or threading.get_ident() != self.thread:
-            return None
+            return
         try:
             self.recorder.module_call(module)
-        except Exception:
+        except Exception:  # noqa: BLE001 - as above
             self._fail()
-        return None
 
     def _fail(self) -> None:
+        """Called from an ``except`` block: log the error once, record nothing more (never a wrong count)."""
         self._failed = True
-        logger.warning("wnaudit.watch stopped recording after an internal error; its findings are incomplete", exc_info=True)
+        self.recorder.failed = True
+        logger.warning("wnaudit.watch stopped recording after an internal error; its findings are incomplete", exc_info=True)  # noqa: LOG014

@@ -13,7 +13,8 @@ pays nothing for having wnaudit installed.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

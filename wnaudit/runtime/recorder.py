@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 from ..common.findings import CodeInfo, Finding, finding
 from ..core import torch_api
@@ -95,6 +96,8 @@ class Recorder:
         self._use_targets: dict[tuple[int, ...], tuple[tuple[Any, ...], Target | None]] = {}
         self._kernels = torch_api.aten_operators(RUNTIME_WEIGHT_NORM_OPS)
         self._plist_type = torch_api.parametrization_list_class()
+        #: Set when the watch stopped recording after an internal error (its findings are then incomplete).
+        self.failed = False
 
     # -- events ---------------------------------------------------------------------------------------------
     def operator(self, flow: ParameterFlow, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
@@ -102,7 +105,7 @@ class Recorder:
         packet = func.overloadpacket
         if packet in self._kernels:
             with self._lock:
-                target = self._kernel_target(args[0])
+                target = self._kernel_target(flow, args[0])
                 if target is not None:
                     self._count(target, WN206, _KERNEL)
             return  # a kernel's result is WN206's, never followed into WN207
@@ -125,6 +128,14 @@ class Recorder:
                 for target in self._legacy_targets(module):
                     self._count(target, WN206, _MODULE)
 
+    def release(self) -> None:
+        """Forget the indexes and caches (they hold the model's tensors); what was counted stays."""
+        with self._lock:
+            self._resolver = Resolver(self._resolver.model)
+            self._kernel_targets.clear()
+            self._call_targets.clear()
+            self._use_targets.clear()
+
     def computations(self) -> list[Computation]:
         with self._lock:
             return [tally.computation() for tally in self._tallies.values()]
@@ -141,7 +152,11 @@ class Recorder:
         counts[0] += 1
         counts[1] += serving
 
-    def _kernel_target(self, v: Any) -> Target | None:
+    def _kernel_target(self, flow: ParameterFlow, v: Any) -> Target | None:
+        made_from = flow.made_from(v)
+        if not made_from:
+            return None  # v depends on more than parameters (or is not followed): precision first
+        v = made_from[0]  # a parameter itself (the catalogue's v), or the one a hand-called kernel's v is made from
         entry = self._kernel_targets.get(id(v))
         if entry is not None and entry[0] is v:
             return entry[1]
@@ -156,6 +171,9 @@ class Recorder:
             return None  # not a parameter of any module being called: nothing to name, nothing shown
         index, parameter = found
         return Target(("kernel", id(v)), parameter.name, parameter.owner, index.label, HAND_CALLED_LABEL)
+
+    def _is_stored(self, tensor: Any) -> bool:
+        return self._resolver.find(lambda index: index.by_stored_tensor(tensor)) is not None
 
     def _named_parameter(self, tensor: Any) -> tuple[RootIndex, ParameterName] | None:
         def query(index: RootIndex) -> tuple[RootIndex, ParameterName] | None:
@@ -179,7 +197,7 @@ class Recorder:
             return entry[1]
         target = None
         # A norm inside a catalogued reparametrization (a weight norm over a dim its kernel does not fuse) is WN206's.
-        if not any(self._resolver.find(lambda index: index.by_stored_tensor(p)) for p in use.sources):
+        if not any(self._is_stored(parameter) for parameter in use.sources):
             found = self._named_parameter(use.normed[0])
             if found is not None:
                 index, parameter = found

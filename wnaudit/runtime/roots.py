@@ -8,7 +8,8 @@ would from the model the test or the server called.  Only looked up the first ti
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from ..core import torch_api
 from .targets import RootIndex
@@ -20,6 +21,7 @@ class Resolver:
     """Answers a query against the index of each candidate root, building indexes once and again on a miss."""
 
     def __init__(self, model: Any | None):
+        self.model = model
         self._model = None if model is None else torch_api.uncompiled(model)
         self._indexes: dict[int, RootIndex] = {}
 

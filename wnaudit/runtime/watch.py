@@ -31,7 +31,7 @@ class Watch(contextlib.ContextDecorator):
         self._recorder: Any = None
         self._activations: dict[int, Any] = {}
 
-    def __enter__(self) -> "Watch":
+    def __enter__(self) -> Watch:
         from .mode import Activation
         from .recorder import Recorder
 
@@ -60,7 +60,10 @@ class Watch(contextlib.ContextDecorator):
             if activation.depth:
                 return
             del self._activations[ident]
+            last = not self._activations
         activation.stop()
+        if last:
+            self._recorder.release()
         if logger.isEnabledFor(logging.INFO):
             for found in self.findings:
                 logger.info("%s %s: %s", found.code, found.object, found.message)
