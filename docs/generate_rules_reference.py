@@ -24,7 +24,7 @@ OUTPUT = ROOT / "docs" / "rules.md"
 _CODE = re.compile(r"^WN\d{3}$")
 _FAMILIES = (
     ("1", "Source rules (WN1xx)", "Found in Python source by `wnaudit PATH.py`, the pre-commit hook and the flake8 plugin; no torch needed."),
-    ("2", "Live in a loaded module (WN2xx)", "Found in an `nn.Module` by `wnaudit.audit_module(model)` and `wnaudit.assert_folded(model)`."),
+    ("2", "Live in a loaded module (WN2xx)", "Found in an `nn.Module` by `wnaudit.audit_module(model)` and `wnaudit.assert_folded(model)`; WN206 and WN207 while it runs, by `wnaudit.watch()` and the pytest plugin."),
     ("3", "Stored unfolded in a checkpoint (WN3xx)", "Found in checkpoint files by `wnaudit CHECKPOINT` and the `wnaudit-checkpoints` pre-commit hook; reading torch zip and safetensors files needs no torch, folding them (`--fix`) needs `python -m pip install torch safetensors numpy`."),
     ("4", "Computed at run time in an exported program (WN4xx)", "Found in torch.export archives and AOTInductor packages (`.pt2`) by `wnaudit PROGRAM.pt2`, from the archive's JSON alone; `--fix` needs `python -m pip install torch safetensors numpy`."),
 )

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "wnaudit"
-ENTRANCES = {"source", "checkpoint", "module", "exported"}
+ENTRANCES = {"source", "checkpoint", "module", "exported", "runtime"}
 #: The root package's version may be read from anywhere (``from .. import __version__``).
 ANYWHERE = {"wnaudit.__version__"}
 #: What each folder may import from wnaudit, besides itself and ANYWHERE.
@@ -28,10 +28,13 @@ ALLOWED_LAYERS = {
     "checkpoint": {"core", "common"},
     "module": {"core", "common"},
     "exported": {"core", "common"},
+    "runtime": {"core", "common"},
     "report": {"common"},
 }
 #: The registry gathers the entrances' declarations of their codes, and nothing else of theirs.
-CODE_DECLARATIONS = {"wnaudit.source.rules", "wnaudit.checkpoint.codes", "wnaudit.module.codes", "wnaudit.exported.codes"}
+CODE_DECLARATIONS = {
+    "wnaudit.source.rules", "wnaudit.checkpoint.codes", "wnaudit.module.codes", "wnaudit.exported.codes", "wnaudit.runtime.codes",
+}
 
 
 def _module_name(path: Path) -> tuple[str, str]:

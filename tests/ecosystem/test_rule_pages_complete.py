@@ -51,16 +51,22 @@ def test_page_has_the_five_sections_in_order(code: str):
     assert all(body.strip() for body in page_sections(code).values())
 
 
-MODULE_CODES = [code for code in page_codes() if code.startswith("WN2")]
+#: Seen at run time by wnaudit.watch: their examples are run under a watch, not audited at rest.
+RUNTIME_CODES = ["WN206", "WN207"]
+MODULE_CODES = [code for code in page_codes() if code.startswith("WN2") and code not in RUNTIME_CODES]
 
 
 def _build(source: str) -> object:
+    return _run(source)["model"]
+
+
+def _run(source: str) -> dict[str, object]:
     namespace: dict[str, object] = {"__name__": "rule_page_example"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # the deprecated legacy weight_norm
         exec(compile(source, "<rule page>", "exec"), namespace)  # noqa: S102 - our own docs
     assert "model" in namespace, "a WN2xx example builds a module named `model`"
-    return namespace["model"]
+    return namespace
 
 
 def test_module_codes_all_have_pages():
@@ -96,3 +102,29 @@ def test_use_instead_is_the_example_plus_the_fold(code: str):
     removed = [line for line in bad if line not in good]
     # WN205's fix replaces torch's remover; every other fix only adds the fold.
     assert all("parametrize" in line for line in removed) if code == "WN205" else removed == [], removed
+
+
+def _watched_codes(source: str) -> set[str]:
+    from wnaudit import watch
+
+    with watch() as watched:
+        _run(source)
+    return {f.code for f in watched.findings}
+
+
+@pytest.mark.parametrize("code", RUNTIME_CODES)
+def test_runtime_example_shows_exactly_its_code_under_a_watch(code: str):
+    assert _watched_codes(_python_block(page_sections(code)["Example"])) == {code}
+
+
+@pytest.mark.parametrize("code", RUNTIME_CODES)
+def test_runtime_use_instead_is_clean_under_a_watch(code: str):
+    assert _watched_codes(_python_block(page_sections(code)["Use instead"])) == set()
+
+
+def test_the_wn206_fix_is_the_example_plus_the_fold():
+    sections = page_sections("WN206")
+    bad = _python_block(sections["Example"]).splitlines()
+    good = _python_block(sections["Use instead"]).splitlines()
+    assert [line for line in bad if line not in good] == []
+    assert all(line == "" or "wnaudit" in line for line in good if line not in bad)

@@ -10,15 +10,12 @@ share no object at all.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import logging
-import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..common.entry_points import EntryPointError, first_line, resolve_entry_point
 from ..core import torch_api
 from ..checkpoint.torch_io import TRUST_FLAG
 from .errors import BenchError
@@ -62,52 +59,19 @@ def load_model(
 
 
 def _factory(spec: str) -> Callable[[], Any]:
-    module_part, _, attribute = spec.rpartition(":")
-    if not module_part or not attribute:
-        raise BenchError(f"{spec}: expected 'package.module:callable'")
+    """The factory's import and call (``common/entry_points.py``, shared with ``wnaudit probe``)."""
     try:
-        if module_part.endswith(".py"):
-            namespace = _import_file(Path(module_part))
-        else:
-            _current_directory_importable()
-            namespace = importlib.import_module(module_part)
-    except BenchError:
-        raise
-    except Exception as error:  # noqa: BLE001 - importing user code can raise anything
-        raise BenchError(f"{spec}: cannot import {module_part}: {type(error).__name__}: {error}") from error
-    target: Any = namespace
-    for name in attribute.split("."):
-        target = getattr(target, name, None)
-        if target is None:
-            raise BenchError(f"{spec}: {module_part} has no attribute {attribute!r}")
-    if not callable(target):
-        raise BenchError(f"{spec}: {attribute} is not callable")
+        entry = resolve_entry_point(spec)
+    except EntryPointError as error:
+        raise BenchError(str(error)) from error
 
     def build() -> Any:
         try:
-            return target()
-        except Exception as error:  # noqa: BLE001 - the factory is user code
-            raise BenchError(f"{spec}: the factory raised {type(error).__name__}: {error}") from error
+            return entry.call()
+        except EntryPointError as error:
+            raise BenchError(f"{spec}: the factory raised {first_line(error.__cause__ or error)}") from error
 
     return build
-
-
-def _current_directory_importable() -> None:
-    """``wnaudit bench vocoder.models:build`` from the project's root finds ``vocoder``, as ``python -m`` would."""
-    here = os.getcwd()
-    if here not in sys.path and "" not in sys.path:
-        sys.path.insert(0, here)
-
-
-def _import_file(path: Path) -> Any:
-    if not path.is_file():
-        raise BenchError(f"{path}: no such file")
-    spec = importlib.util.spec_from_file_location(f"_wnaudit_bench_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise BenchError(f"{path}: cannot import this file")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _pickle_loader(path: Path, trust_pickle: bool) -> Callable[[], Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import gc
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -20,24 +19,23 @@ from typing import Any, Sequence
 import click
 
 from .. import __version__
-from ..common.config import Config, ConfigError, load_config
+from ..common.config import Config
 from ..common.gc_pause import LINT_THRESHOLDS
 from .discovery import Inputs, discover, distinct_checkpoints
 from .stdin import STDIN_NAME, check_stdin, read_stdin, wants_stdin, write_stdout
 from .errors import EXIT_ERROR, OneLineUsageError, one_line
+from .outcome import EXIT_CLEAN, is_terminal as _is_terminal, report_error_line
+from .outcome import exit_status as _exit_status, load_run_config as _load_config, write_findings as _report
 from ..common.findings import Finding, RunResult
 from .logs import configure_cli_logging
 from .signals import interruptions_end_cleanly
-from .streams import Written, guard_standard_streams, write_report, write_stderr
+from .streams import Written, guard_standard_streams
 from ..common.options import RunOptions
-from ..report import FORMAT_ALIASES, FORMATS, TEXT_FORMATS, renderer
-from ..report.sanitize import encodable, sanitize
-
-EXIT_CLEAN, EXIT_FINDINGS = 0, 1
+from ..report import FORMAT_ALIASES, FORMATS
 
 
 #: Subcommands registered on first use (``_DefaultCommandGroup.get_command``).
-_LAZY_COMMANDS = ("bench",)
+_LAZY_COMMANDS = ("bench", "probe")
 
 
 class _DefaultCommandGroup(click.Group):
@@ -52,11 +50,15 @@ class _DefaultCommandGroup(click.Group):
         return sorted({*self.commands, *_LAZY_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        """``bench`` is imported when asked for (a lint run never needs it: ~12 ms of every run's start)."""
-        if cmd_name in _LAZY_COMMANDS and cmd_name not in self.commands:
+        """``bench`` and ``probe`` are imported when asked for (a lint run never needs them: ~12 ms of every run's start)."""
+        if cmd_name == "bench" and cmd_name not in self.commands:
             from ..bench.command import bench
 
             self.add_command(bench)
+        elif cmd_name == "probe" and cmd_name not in self.commands:
+            from .probe import probe
+
+            self.add_command(probe)
         return super().get_command(ctx, cmd_name)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
@@ -83,8 +85,6 @@ class _DefaultCommandGroup(click.Group):
             check.format_help(check_ctx, formatter)
 
 
-def _split_codes(values: Sequence[str]) -> list[str]:
-    return [part.strip().upper() for value in values for part in value.split(",") if part.strip()]
 
 
 
@@ -102,7 +102,10 @@ class _CheckCommand(click.Command):
         formatter.write_usage(ctx.find_root().info_name or "wnaudit", " ".join(self.collect_usage_pieces(ctx)))
 
 
-@main.command("check", cls=_CheckCommand, epilog="Measure what folding buys on a model: wnaudit bench --help")
+@main.command(
+    "check", cls=_CheckCommand,
+    epilog="Measure what folding buys on a model: wnaudit bench --help. See what a served model computes: wnaudit probe --help",
+)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--fix", is_flag=True, help="Apply fixes in place: rewrite source, fold checkpoints atomically.")
 @click.option("--diff", is_flag=True, help="Print source fixes as a unified diff; write nothing.")
@@ -253,23 +256,6 @@ def _check_arguments(paths: tuple[Path, ...], *, fix: bool, diff: bool, output: 
         _check_output_path(output)
 
 
-def _load_config(
-    paths: tuple[Path, ...], config_path: Path | None, *, select: tuple[str, ...], extend_select: tuple[str, ...],
-    ignore: tuple[str, ...], exclude: tuple[str, ...], extend_exclude: tuple[str, ...], force_exclude: bool | None,
-) -> Config:
-    """``[tool.wnaudit]`` with the command line's selections on top; a bad one is a usage error."""
-    from ..report.codes import code_registry
-
-    known = code_registry()
-    try:
-        return load_config(list(paths), config_path, known_codes=known).with_overrides(
-            select=_split_codes(select), extend_select=_split_codes(extend_select), ignore=_split_codes(ignore),
-            exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude, known_codes=known,
-        )
-    except ConfigError as error:
-        raise OneLineUsageError(str(error)) from error
-
-
 def _run_engines(inputs: Inputs, options: RunOptions) -> RunResult:
     """Lint the sources, audit the checkpoints (and fix them): all the work is done before anything is reported."""
     result = RunResult(errors=list(inputs.errors))
@@ -308,38 +294,6 @@ def _report_input_errors(result: RunResult, inputs: Inputs, output_format: str) 
             report_error_line("error", f"{input_error.path}: {input_error.message}")
 
 
-def _report(
-    result: RunResult, closed: frozenset[str], *, output_format: str, color_choice: str, diff: bool, fix: bool,
-    quiet: bool, statistics: bool, show_fixes: bool, unsafe_fixes: bool, checked: int,
-) -> Written:
-    """Write the patches (``--diff``) and the report; one error line if either cannot be written."""
-    # --diff: stdout is the patch alone (it must apply); the report goes to stderr.
-    written = Written.DONE
-    if diff:
-        written, why = write_report(lambda: _write_diffs(result.diffs), sys.stdout, "stdout" in closed)
-        result.diffs = []
-        if written is not Written.DONE:
-            return _say_unwritten("the patches", written, why, fix=False)
-    stream = sys.stderr if diff else sys.stdout
-    color = _use_color(color_choice, stream) and output_format in TEXT_FORMATS
-
-    def render() -> None:
-        renderer(output_format)(
-            result, stream, color=color, quiet=quiet, statistics=statistics, show_fixes=show_fixes,
-            unsafe_fixes=unsafe_fixes, checked=checked,
-        )
-
-    written, why = write_report(render, stream, ("stderr" if diff else "stdout") in closed)
-    return _say_unwritten("the report", written, why, fix=fix)
-
-
-def _say_unwritten(what: str, written: Written, why: str, *, fix: bool) -> Written:
-    if written is Written.FAILED:
-        kept = "; the files this run fixed stay fixed" if fix else ""
-        report_error_line("error", f"cannot write {what}: {why}{kept}")
-    return written
-
-
 def _check_output_path(output: Path) -> None:
     """``-o`` must name a file to write, in a directory that exists; say so before reading anything."""
     if output.is_dir():
@@ -349,62 +303,11 @@ def _check_output_path(output: Path) -> None:
         raise OneLineUsageError(f"-o/--output: {output}: directory {parent} does not exist")
 
 
-def report_error_line(kind: str, text: str) -> None:
-    """One ``wnaudit: error: ...`` (or ``warning``) line on stderr, sanitised.
-
-    Written to the stream itself, not through ``click.echo``: click strips
-    escape sequences when stderr is not a terminal, which would name a file
-    that does not exist; the sanitiser shows them escaped instead.
-    """
-    write_stderr(encodable(f"wnaudit: {kind}: {sanitize(text)}", getattr(sys.stderr, "encoding", None)))
-
-
-def _use_color(choice: str, stream: object) -> bool:
-    """``--color``, else ``NO_COLOR`` (no-color.org), else ``FORCE_COLOR``, else ``TERM=dumb`` (none), else whether ``stream`` is a terminal."""
-    if choice != "auto":
-        return choice == "always"
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    if os.environ.get("TERM") == "dumb":  # a terminal that shows escape sequences as text
-        return False
-    return _is_terminal(stream)
-
-
-def _is_terminal(stream: object) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except (OSError, ValueError):
-        return False
-
-
-def _write_diffs(diffs: Sequence[str | bytes]) -> None:
-    """The ``--diff`` patches, exactly as made (bytes in the file's own encoding go out as bytes)."""
-    for patch in diffs:
-        if isinstance(patch, bytes):
-            sys.stdout.flush()
-            sys.stdout.buffer.write(patch)
-            sys.stdout.buffer.flush()
-        else:
-            sys.stdout.write(patch if patch.endswith("\n") else patch + "\n")
-    sys.stdout.flush()
-
-
 def _audit_module(module: object, path: str) -> list[Finding]:
     """The module entrance, imported only when a checkpoint holds a pickled module (it needs torch)."""
     from ..module import audit_module
 
     return audit_module(module, path=path)
-
-
-def _exit_status(result: RunResult, exit_zero: bool) -> int:
-    if result.errors:
-        return EXIT_ERROR
-    if result.findings and not exit_zero:
-        return EXIT_FINDINGS
-    return EXIT_CLEAN
 
 
 def _explain(code: str) -> int:

@@ -368,3 +368,29 @@ PT2_GUARD_KEY = re.compile(r"[A-Za-z_]\w*")
 PT2_SAFE_TARGET = re.compile(r"torch\.ops\.(?:aten|prims)\.(?P<op>[A-Za-z_]\w*)\.(?!__)[A-Za-z_]\w*|_operator\.getitem")
 #: wnaudit's own call that folds a model before it is exported (the AOTInductor message names it).
 FOLD_BEFORE_EXPORT_API = "wnaudit.fold_weight_norm"
+
+
+# -- run time: what the watch (wnaudit.watch, the pytest plugin) matches while a model runs ----------
+#: The call that folds each kind of reparametrization in a live module (the inspector's and the watch's hint).
+FOLD_CALLS: dict[Kind, str] = {
+    Kind.WEIGHT_NORM: "wnaudit.fold_weight_norm(model)",
+    Kind.SPECTRAL_NORM: "wnaudit.fold(model, spectral_norm=True)",
+    Kind.OTHER: "wnaudit.fold(model, other=True)",
+}
+#: torch's weight-norm kernels as the dispatcher names them: both spellings call ``torch._weight_norm``, seen as
+#: ``_weight_norm`` under ``inference_mode`` and as the fused ``_weight_norm_interface`` otherwise (for ``dim`` 0
+#: or the last one; other dims decompose into ``norm``/``div``/``mul``, so the watch also notes the
+#: parametrization and hook calls).  Code may call the kernel by hand, as ``HAND_CALLED_WEIGHT_NORM``.
+RUNTIME_WEIGHT_NORM_OPS: tuple[str, ...] = ("_weight_norm", "_weight_norm_interface")
+HAND_CALLED_WEIGHT_NORM = "torch._weight_norm"
+#: aten operators that compute a norm: over a parameter and feeding a weight, a hand-written normalization (WN207).
+RUNTIME_NORM_OPS: tuple[str, ...] = ("linalg_vector_norm", "norm", "frobenius_norm", "linalg_norm", "renorm")
+#: aten operators that consume a layer's weight, with the position of the weight among their arguments
+#: (``F.linear`` reaches ``addmm``/``mm`` through ``t`` outside ``inference_mode``).
+RUNTIME_WEIGHT_CONSUMERS: dict[str, int] = {
+    **{name: 1 for name in (
+        "convolution", "_convolution", "conv1d", "conv2d", "conv3d",
+        "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "linear", "mm", "matmul",
+    )},
+    "addmm": 2,
+}

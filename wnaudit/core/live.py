@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from . import torch_api
-from .catalogue import OTHER_PARAMETRIZATION, PARAMETRIZATIONS_ATTR, SPECTRAL_NORM_LEGACY, SPECTRAL_NORM_MODERN, WEIGHT_NORM_LEGACY, WEIGHT_NORM_MODERN, Kind, Spelling
+from .catalogue import LEGACY_SPECTRAL_NORM_SUFFIXES, LEGACY_WEIGHT_NORM_SUFFIXES, ORIGINAL, OTHER_PARAMETRIZATION, PARAMETRIZATIONS_ATTR, SPECTRAL_NORM_LEGACY, SPECTRAL_NORM_MODERN, WEIGHT_NORM_LEGACY, WEIGHT_NORM_MODERN, Kind, Spelling
 
 
 @dataclass(frozen=True)
@@ -88,3 +88,29 @@ def find_reparametrizations(module: Any) -> list[LiveReparametrization]:
         found.extend(reparametrizations_of(owner, owner_name))
     return found
 
+
+
+def stored_tensors(live: LiveReparametrization) -> tuple[Any, ...]:
+    """The stored tensors a reparametrization computes its tensor from: the ``original*`` of a parametrization,
+    ``NAME_g``/``NAME_v`` of a legacy weight norm, ``NAME_orig`` of a legacy spectral norm.  Read as stored,
+    never evaluated."""
+    if live.hook_key is None:
+        plist = getattr(live.owner, PARAMETRIZATIONS_ATTR)[live.tensor_name]
+        return tuple(tensor for name, tensor in _own_tensors(plist) if name.startswith(ORIGINAL))
+    suffixes = LEGACY_WEIGHT_NORM_SUFFIXES if live.spelling is WEIGHT_NORM_LEGACY else LEGACY_SPECTRAL_NORM_SUFFIXES[:1]
+    found = (getattr(live.owner, live.tensor_name + suffix, None) for suffix in suffixes)
+    return tuple(tensor for tensor in found if tensor is not None)
+
+
+def parametrization_list(live: LiveReparametrization) -> Any | None:
+    """The module torch calls to compute a modern parametrization's tensor (None for a legacy hook)."""
+    return None if live.hook_key is not None else getattr(live.owner, PARAMETRIZATIONS_ATTR)[live.tensor_name]
+
+
+def has_legacy_hook(module: Any) -> bool:
+    """Whether a legacy weight-norm or spectral-norm hook recomputes a tensor when ``module`` is called."""
+    return any(_legacy_hook_spelling(hook) is not None for _, hook in torch_api.forward_pre_hooks(module))
+
+
+def _own_tensors(module: Any) -> list[tuple[str, Any]]:
+    return [*torch_api.own_parameters(module).items(), *torch_api.own_buffers(module).items()]

@@ -15,17 +15,22 @@ bit-identical to "load into the parametrized model as torch would, then fold":
   layer was folded from (the record the fold left), as the module would have;
 * a folded layer and a folded entry: torch copies it in.
 
-Refusals (a stacked chain, an ambiguous dim, a broken pair) are raised before
-anything in the model changes.
+Submodules named in ``exclude`` stay parametrized: torch loads their entries
+as it would (a legacy-spelled pair renamed onto a modern layer first, as
+torch's own compatibility hook does) and nothing folds them.
+
+Refusals (a stacked chain, an ambiguous dim, a broken pair, an ``exclude``
+naming no submodule) are raised before anything in the model changes.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from .catalogue import LEGACY_WEIGHT_NORM_SUFFIXES, ORIGINAL, PARAMETRIZATIONS_ATTR, WEIGHT_NORM_G_INDEX, WEIGHT_NORM_V_INDEX, Kind, Style
-from .live import LiveReparametrization
+from .exclusion import Exclusion
+from .live import LiveReparametrization, find_reparametrizations
 from .module_fold import apply_plan, plan_fold, wanted_kinds
 from .shapes import group_stored_tensors, orphan_error
 from .state_dict_fold import fold_groups, groups_for_folded_entries
@@ -41,21 +46,25 @@ def load_state_dict(
     *,
     spectral_norm: bool = False,
     other: bool = False,
+    exclude: str | Iterable[str] = (),
 ) -> Any:
     """Load a folded or unfolded checkpoint into ``module`` and leave it folded.
 
     Weight norm is always folded; ``spectral_norm`` and ``other`` fold those
-    kinds too, as :func:`wnaudit.fold` does.  Returns what torch's
+    kinds too, as :func:`wnaudit.fold` does.  The submodules named in
+    ``exclude`` stay parametrized.  Returns what torch's
     ``module.load_state_dict(..., strict=strict)`` returns (missing and
     unexpected keys, named as the model held them when loading).
     """
     wanted = wanted_kinds(weight_norm=True, spectral_norm=spectral_norm, other=other)
-    plan = plan_fold(module, wanted)
-    live = {item.qualified_name: item for item in plan}
+    exclusion = Exclusion.of(module, exclude)
+    plan = plan_fold(module, wanted, exclusion)
+    # Every live layer, excluded or not, loads a pair of either spelling.
+    live = {item.qualified_name: item for item in find_reparametrizations(module) if item.kinds & wanted}
     expected = module.state_dict()
     # Live layers whose checkpoint entry is already folded: fold them first,
     # so that the plain stored weight has a plain parameter to go into.
-    early = [item for name, item in live.items() if name in state_dict and name not in expected]
+    early = [item for item in plan if item.qualified_name in state_dict and item.qualified_name not in expected]
     respelled = _respelled(state_dict, live, expected)
     # Stored groups for layers folded already: computed (and refused) before any change.
     groups, targets = groups_for_folded_entries(module, respelled, expected)
@@ -63,7 +72,7 @@ def load_state_dict(
     if early:
         apply_plan(early)
     result = module.load_state_dict(folded, strict=strict)
-    apply_plan(plan_fold(module, wanted))
+    apply_plan(plan_fold(module, wanted, exclusion))
     return result
 
 

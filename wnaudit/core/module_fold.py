@@ -34,7 +34,7 @@ import contextlib
 import copy
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from . import torch_api
 from .catalogue import (
@@ -49,6 +49,7 @@ from .catalogue import (
     Kind,
     Style,
 )
+from .exclusion import Exclusion
 from .live import LiveReparametrization, find_reparametrizations
 
 logger = logging.getLogger("wnaudit.fold")
@@ -58,14 +59,15 @@ class FoldError(RuntimeError):
     """The fold was refused before anything in the module was changed."""
 
 
-def fold_weight_norm(module: Any, *, strict: bool = False) -> list[str]:
+def fold_weight_norm(module: Any, *, strict: bool = False, exclude: str | Iterable[str] = ()) -> list[str]:
     """Fold every weight norm (both spellings) in ``module`` in place.
 
     Returns the qualified names of the folded tensors in module order; a second
     call returns ``[]``.  With ``strict=True`` a fold that finds nothing raises
     :class:`FoldError` (a fold that silently folds nothing hides bugs).
+    ``exclude`` names submodules to leave parametrized (see :func:`fold`).
     """
-    return fold(module, weight_norm=True, strict=strict)
+    return fold(module, weight_norm=True, strict=strict, exclude=exclude)
 
 
 def fold(
@@ -75,6 +77,7 @@ def fold(
     spectral_norm: bool = False,
     other: bool = False,
     strict: bool = False,
+    exclude: str | Iterable[str] = (),
 ) -> list[str]:
     """Fold the requested kinds of reparametrization in ``module`` in place.
 
@@ -85,13 +88,21 @@ def fold(
     folding weight norm stacked with another parametrization.  A stacked chain
     is folded whole or not at all.  Any failure, a refusal or an exception
     raised by a parametrization, leaves the whole model exactly as it was.
+
+    ``exclude`` lists submodules (qualified names: ``"f0_predictor"`` covers
+    ``f0_predictor.conv.0`` but not ``f0_predictor_head``) left untouched, to
+    fold later (say, after moving them to another device or dtype).  A name
+    that matches no submodule raises :class:`~wnaudit.core.exclusion.ExcludeError`
+    before anything changes.
     """
     wanted = wanted_kinds(weight_norm=weight_norm, spectral_norm=spectral_norm, other=other)
-    plan = plan_fold(module, wanted)
+    exclusion = Exclusion.of(module, exclude)
+    plan = plan_fold(module, wanted, exclusion)
     folded = apply_plan(plan)
-    _log_result(module, plan, wanted)
+    _log_result(module, plan, wanted, left_out(module, wanted, exclusion))
     if strict and not folded:
-        raise FoldError(f"nothing to fold in {type(module).__name__}: no live {_describe(wanted)} found")
+        outside = " outside the excluded submodules" if exclusion.names else ""
+        raise FoldError(f"nothing to fold in {type(module).__name__}: no live {_describe(wanted)} found{outside}")
     return folded
 
 
@@ -109,12 +120,15 @@ def _describe(kinds: set[Kind], count: int | None = None) -> str:
     return f"{noun} ({', '.join(ordered)})"
 
 
-def plan_fold(module: Any, wanted: set[Kind]) -> list[LiveReparametrization]:
-    """Choose what to fold, refusing up front anything that would be half-folded."""
+def plan_fold(module: Any, wanted: set[Kind], exclusion: Exclusion | None = None) -> list[LiveReparametrization]:
+    """Choose what to fold, refusing up front anything that would be half-folded.
+
+    Modules covered by ``exclusion`` are left out (and not checked: they are not touched).
+    """
     plan = []
     for live in find_reparametrizations(module):
         requested = live.kinds & wanted
-        if not requested:
+        if not requested or (exclusion is not None and exclusion.name_covering(live.owner) is not None):
             continue
         if requested != live.kinds:
             others = ", ".join(s.label for s in live.chain if s.kind not in wanted)
@@ -174,19 +188,36 @@ def apply_plan(plan: Sequence[LiveReparametrization]) -> list[str]:
     return [item.live.qualified_name for item in computed]
 
 
-def _log_result(module: Any, plan: Sequence[LiveReparametrization], wanted: set[Kind]) -> None:
+def left_out(module: Any, wanted: set[Kind], exclusion: Exclusion) -> dict[str, int]:
+    """How many live reparametrizations of the wanted kinds each excluded name kept, in the order given."""
+    counts = dict.fromkeys(exclusion.names, 0)
+    if not exclusion.names:
+        return counts
+    for live in find_reparametrizations(module):
+        name = exclusion.name_covering(live.owner)
+        if name is not None and live.kinds & wanted:
+            counts[name] += 1
+    return counts
+
+
+def _log_result(module: Any, plan: Sequence[LiveReparametrization], wanted: set[Kind], left: dict[str, int]) -> None:
+    """The fold's one grep-able line: the top model, what it folded and what it left."""
     name = type(module).__name__
+    kept = "; left " + ", ".join(f"{count} in {where}" for where, count in left.items()) if left else ""
     if not plan:
-        logger.warning("wnaudit: folded 0 %s in %s (nothing live to fold)", _describe(wanted, 0), name)
+        why = "nothing live outside the excluded submodules" if any(left.values()) else "nothing live to fold"
+        logger.log(logging.INFO if any(left.values()) else logging.WARNING,
+                   "wnaudit: folded 0 %s in %s (%s)%s", _describe(wanted, 0), name, why, kept)
         return
     modern = sum(1 for live in plan if live.spelling.style is Style.MODERN)
     logger.info(
-        "wnaudit: folded %d %s in %s (%d modern, %d legacy)",
+        "wnaudit: folded %d %s in %s (%d modern, %d legacy)%s",
         len(plan),
         _describe(wanted, len(plan)),
         name,
         modern,
         len(plan) - modern,
+        kept,
     )
 
 

@@ -244,3 +244,66 @@ def tree_leaves(value: Any) -> list[Any]:
 def map_node_arguments(arguments: Any, function: Any) -> Any:
     """``torch.fx.node.map_arg``: apply ``function`` to every graph node inside ``arguments``."""
     return resolve("torch.fx.node.map_arg")(arguments, function)
+
+
+# --------------------------------------------------------------------------
+# what the runtime watch (wnaudit.watch) hooks into while a model runs
+# --------------------------------------------------------------------------
+
+
+def dispatch_mode_class() -> Any:
+    """``TorchDispatchMode``, the per-thread mode that sees every aten operator a call runs (as FlopCounterMode does)."""
+    return resolve("torch.utils._python_dispatch.TorchDispatchMode")
+
+
+def aten_operators(names: tuple[str, ...]) -> frozenset[Any]:
+    """The aten operator packets with these names (``func.overloadpacket`` in a dispatch mode)."""
+    aten = import_torch().ops.aten
+    return frozenset(getattr(aten, name) for name in names)
+
+
+def register_global_forward_pre_hook(hook: Any) -> Any:
+    """A forward-pre-hook run before every module call in the process; returns its removable handle."""
+    return resolve("torch.nn.modules.module.register_module_forward_pre_hook")(hook)
+
+
+def inference_mode_enabled() -> bool:
+    return bool(import_torch().is_inference_mode_enabled())
+
+
+def parameter_class() -> Any:
+    return import_torch().nn.Parameter
+
+
+def tensor_class() -> Any:
+    return import_torch().Tensor
+
+
+def module_class() -> Any:
+    return import_torch().nn.Module
+
+
+def parametrization_list_class() -> Any:
+    """The module torch calls, in the parametrized attribute's getter, to compute a parametrized tensor."""
+    from .catalogue import OTHER_PARAMETRIZATION
+
+    return implementation(OTHER_PARAMETRIZATION)
+
+
+def uncompiled(module: Any) -> Any:
+    """The module a ``torch.compile`` wrapper (``OptimizedModule``) holds, or the module itself.
+
+    Read only when dynamo is already loaded: a plain module never needs it imported.
+    """
+    import sys
+
+    if "torch._dynamo" not in sys.modules:
+        return module
+    if isinstance(module, resolve("torch._dynamo.eval_frame.OptimizedModule")):
+        return module._orig_mod
+    return module
+
+
+def class_before_parametrizations(module: Any) -> Any:
+    """The class a module had before torch's parametrize swapped in its ``Parametrized...`` subclass."""
+    return parametrize_module().type_before_parametrizations(module)

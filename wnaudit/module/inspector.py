@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from ..core import torch_api
-from ..core.catalogue import TORCH_WEIGHT_NAME, WEIGHT_LIKE_NAME, Kind
+from ..core.catalogue import FOLD_CALLS, TORCH_WEIGHT_NAME, WEIGHT_LIKE_NAME, Kind
+from ..core.exclusion import Exclusion
 from ..common.findings import Finding, finding
 from ..core.live import LiveReparametrization, find_reparametrizations
 from .codes import BY_CODE, HALF_FOLDED
-
-_FOLD_HINT = {
-    Kind.WEIGHT_NORM: "wnaudit.fold_weight_norm(model)",
-    Kind.SPECTRAL_NORM: "wnaudit.fold(model, spectral_norm=True)",
-    Kind.OTHER: "wnaudit.fold(model, other=True)",
-}
-
 
 def _live_message(live: LiveReparametrization) -> str:
     message = f"{live.spelling.label} is live on {live.qualified_name}: recomputed on every forward"
@@ -25,7 +19,7 @@ def _live_message(live: LiveReparametrization) -> str:
         chain = " -> ".join(s.label for s in live.chain)
         message += f"; stacked parametrizations ({chain}) fold only together: wnaudit.fold(model, weight_norm=True, spectral_norm=True, other=True)"
     else:
-        message += f"; fold it once at load with {_FOLD_HINT[live.spelling.kind]}"
+        message += f"; fold it once at load with {FOLD_CALLS[live.spelling.kind]}"
     return message
 
 
@@ -41,11 +35,17 @@ def audit_module(module: Any, *, path: str | None = None) -> list[Finding]:
     mode is left exactly as it was.  ``path`` labels the findings (default:
     ``<ClassName>``).
     """
-    label = path or _module_label(module)
+    return _audit(module, path or _module_label(module), Exclusion())
+
+
+def _audit(module: Any, label: str, allowed: Exclusion) -> list[Finding]:
+    """The findings, less the live reparametrizations of the ``allowed`` submodules."""
     findings: list[Finding] = []
     live_names: set[tuple[int, str]] = set()
     for live in find_reparametrizations(module):
         live_names.add((id(live.owner), live.tensor_name))
+        if allowed.name_covering(live.owner) is not None:
+            continue
         findings.append(
             finding(BY_CODE[live.spelling.module_code], label, _live_message(live), fixable=True, object=live.qualified_name)
         )
@@ -103,10 +103,17 @@ def _half_folded(label: str, owner: Any, owner_name: str, live_names: set[tuple[
     return found
 
 
-def assert_folded(module: Any) -> None:
-    """Raise ``AssertionError`` naming every leftover; for users' own test suites."""
-    findings = audit_module(module)
+def assert_folded(module: Any, allow: str | Iterable[str] = ()) -> None:
+    """Raise ``AssertionError`` naming every leftover; for users' own test suites.
+
+    ``allow`` names submodules whose live reparametrizations are expected (a
+    partial fold's ``exclude``); a half-done fold (WN205) fails anywhere.  A
+    name matching no submodule raises ``ExcludeError`` (a ``ValueError``).
+    """
+    allowed = Exclusion.of(module, allow, argument="allow")
+    findings = _audit(module, _module_label(module), allowed)
     if findings:
         lines = "\n".join(f"  {f.code} {f.object}: {f.message}" for f in findings)
-        raise AssertionError(f"{len(findings)} reparametrization leftover(s) in {_module_label(module)}:\n{lines}")
+        kept = f" (allowed: {', '.join(allowed.names)})" if allowed.names else ""
+        raise AssertionError(f"{len(findings)} reparametrization leftover(s) in {_module_label(module)}{kept}:\n{lines}")
 

@@ -1,7 +1,7 @@
 """The one registry of finding codes, read by every renderer and the flake8 plugin.
 
 Each entrance declares its codes as data (the source rules as rule classes,
-the module and checkpoint entrances in their ``codes.py``); this module only
+the module, runtime, checkpoint and exported-program entrances in their ``codes.py``); this module only
 gathers the declarations, on first use.  Nothing registers itself as a side
 effect of being imported, and no import here pulls in torch.
 """
@@ -19,10 +19,11 @@ def _registry() -> dict[str, CodeInfo]:
     from ..checkpoint.codes import CODES as CHECKPOINT_CODES
     from ..exported.codes import CODES as EXPORTED_CODES
     from ..module.codes import CODES as MODULE_CODES
+    from ..runtime.codes import CODES as RUNTIME_CODES
     from ..source.rules import SOURCE_CODES
 
     table: dict[str, CodeInfo] = {}
-    for info in (*SOURCE_CODES, *MODULE_CODES, *CHECKPOINT_CODES, *EXPORTED_CODES):
+    for info in (*SOURCE_CODES, *MODULE_CODES, *RUNTIME_CODES, *CHECKPOINT_CODES, *EXPORTED_CODES):
         if info.code in table:
             raise ValueError(f"finding code {info.code} is declared twice")
         table[info.code] = info

@@ -539,19 +539,25 @@ class NeverFoldedWeightNorm(Rule):
 
 
 def _fold(verdict: Verdict, choice: str) -> tuple[str, str, bool, str]:
-    """The fold the fix adds: its statement, the module it imports, whether it is the local fold, its words.
+    """The fold the fix adds: its statement, the module it imports, whether it is the local fold, its words."""
+    return fold_statement(verdict.target, choice, imported=verdict.imported, method=verdict.method)
 
-    The model's own removal method when it folds all of it; else a fix adds no
+
+def fold_statement(target: str, choice: str, *, imported: bool, method: str = "") -> tuple[str, str, bool, str]:
+    """The statement that folds ``target``, the module it imports, whether it is the local fold, its words.
+
+    The model's own removal ``method`` when it folds all of it; else a fix adds no
     dependency: ``wnaudit.fold_weight_norm`` only where the project already
-    imports wnaudit or ``fix-fold = "wnaudit"`` asks for it, the local fold otherwise.
+    imports wnaudit (``imported``) or ``fix-fold = "wnaudit"`` asks for it, the
+    local fold otherwise.  WN110's fix and ``wnaudit probe --fix`` both write this.
     """
-    if verdict.method:
-        statement = f"{verdict.target}.{verdict.method}()"
+    if method:
+        statement = f"{target}.{method}()"
         return statement, "", False, f"`{statement}`"
-    if choice == "wnaudit" or (choice == "auto" and verdict.imported):
-        statement = f"wnaudit.fold_weight_norm({verdict.target})"
+    if choice == "wnaudit" or (choice == "auto" and imported):
+        statement = f"wnaudit.fold_weight_norm({target})"
         return statement, "wnaudit", False, f"`{statement}`"
-    return f"{LOCAL_FOLD}({verdict.target})", "", True, f"a local fold, `{LOCAL_FOLD}({verdict.target})` (torch only)"
+    return f"{LOCAL_FOLD}({target})", "", True, f"a local fold, `{LOCAL_FOLD}({target})` (torch only)"
 
 
 def _message(verdict: Verdict, fold: str) -> str:
