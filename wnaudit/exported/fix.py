@@ -80,7 +80,7 @@ def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) ->
     if trust_pickle:
         return
     reasons = code_run_on_load(contents)
-    if not reasons and not _sample_inputs_load_restricted(data):
+    if not reasons and not _sample_inputs_load_restricted(data, contents):
         reasons = ["its sample inputs need full unpickling"]
     if reasons:
         raise ExportedProgramError(
@@ -89,22 +89,23 @@ def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) ->
         )
 
 
-def _sample_inputs_load_restricted(data: bytes) -> bool:
-    """Whether the sample inputs load with torch's restricted unpickler (torch.export.load would not fall back)."""
+def _sample_inputs_load_restricted(data: bytes, contents: ArchiveContents) -> bool:
+    """Whether every program's sample inputs load with torch's restricted unpickler (torch.export.load would not fall back).
+
+    torch reads the sample inputs of every program in the archive, not only of the one it returns.
+    """
     import io
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = {member_path(name): name for name in archive.namelist()}
-        name = members.get(PT2_SAMPLE_INPUTS.format(_LOADED_MODEL))
-        if name is None:
-            return True
-        payload = archive.read(name)
-    if not payload:
-        return True
-    try:
-        torch_api.restricted_load(payload)
-    except Exception:  # noqa: BLE001 - anything the restricted unpickler refuses
-        return False
+        payloads = [archive.read(members[inner]) for inner in (PT2_SAMPLE_INPUTS.format(entry.name) for entry in contents.models) if inner in members]
+    for payload in payloads:
+        if not payload:
+            continue
+        try:
+            torch_api.restricted_load(payload)
+        except Exception:  # noqa: BLE001 - anything the restricted unpickler refuses
+            return False
     return True
 
 
