@@ -31,6 +31,7 @@ the payloads the configs name, ``extra/`` strings; anything else needs ``--trust
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from ..core.catalogue import (
@@ -54,6 +55,7 @@ from ..core.catalogue import (
     PT2_WEIGHTS_DIR,
 )
 from .archive import ArchiveContents, ModelEntry
+from .expression_cost import MAX_NUMBER_BITS, affordable
 from .graph import iter_all_nodes, iter_json_objects, json_list, json_object
 from .guards import is_plain_guard
 
@@ -138,7 +140,7 @@ def _code_reasons(program: dict[str, Any]) -> list[str]:
     if unsafe is not None:
         reasons.append(f"its symbolic shape {unsafe[:80]!r} is not a plain sympy expression, and loading evaluates it")
     if not _ranges_are_numbers(program):
-        reasons.append("its range constraints are not numbers, and loading hands them to sympy")
+        reasons.append(f"its range constraints are not numbers of at most {MAX_NUMBER_BITS} bits, and loading hands them to sympy")
     if not _user_inputs_are_tensors(program):
         reasons.append("it takes non-tensor inputs, which become code in its input guards")
     return reasons
@@ -151,6 +153,8 @@ def _ranges_are_numbers(program: dict[str, Any]) -> bool:
             return False
         for value in bounds.values():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                return False
+            if isinstance(value, int) and value.bit_length() > MAX_NUMBER_BITS:
                 return False
     return True
 
@@ -200,7 +204,17 @@ def is_plain_sympy(expression: str) -> bool:
         if match.group("name") is not None and match.group("name") not in PT2_SYMPY_NAMES:
             return False
         position = match.end()
-    return True
+    return _affordable_python(expression)
+
+
+def _affordable_python(expression: str) -> bool:
+    """The expression as the Python sympify evaluates it, its cost bounded (:mod:`.expression_cost`);
+    text that is not Python is refused, not guessed at."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return affordable(tree.body)
 
 
 def _user_inputs_are_tensors(program: dict[str, Any]) -> bool:
