@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..common.atomic import atomic_copy, atomic_writer
+from ..common.write_bound import zip_write_problem
 from ..core.catalogue import Kind
 from ..common.findings import RunResult
 from ..common.gc_pause import cyclic_gc_paused
@@ -61,6 +62,13 @@ def fold_checked(tensors: Any, planned: Sequence[Planned]) -> dict[str, Any]:
     except StoredStateError as error:
         raise CheckpointError(str(error)) from error
     return folded
+
+
+def _check_write_bound(path: Path, options: RunOptions) -> None:
+    """A zip whose members inflate past what a fix may write is refused before anything is inflated."""
+    problem = zip_write_problem(path, options.config.max_fix_bytes)
+    if problem is not None:
+        raise CheckpointError(problem)
 
 
 def target_of(path: Path, options: RunOptions) -> Path:
@@ -174,6 +182,8 @@ def _audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
         return fast
     from .torch_zip import StorageKeys
 
+    if options.fix and fmt is Format.TORCH_ZIP:
+        _check_write_bound(path, options)
     keys = StorageKeys() if options.fix and fmt is Format.TORCH_ZIP else None
     obj = _load_torch(path, fmt, options, keys)
     plan, planned_by_table = _plan_tables(path, find_tables(obj, _is_tensor), options)

@@ -10,6 +10,7 @@ interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import gc
 import os
 import sys
@@ -112,6 +113,10 @@ class _CheckCommand(click.Command):
     help="With --fix: fold checkpoints holding optimizer/scheduler state in place too (they can no longer resume training).",
 )
 @click.option("--discard-journal", is_flag=True, help="Delete the journal an interrupted fix of a sharded checkpoint left, instead of finishing it.")
+@click.option(
+    "--max-fix-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES",
+    help="With --fix: the most bytes a checkpoint or exported-program fix may write (default: 16x the input, at least 256 MiB; a zip bomb guard).",
+)
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply the fixes that need review (marked [-]).")
 @click.option("--show-fixes", is_flag=True, help="With --fix: list the findings that were fixed.")
@@ -148,6 +153,7 @@ def check(
     trust_pickle: bool,
     fix_training_in_place: bool,
     discard_journal: bool,
+    max_fix_bytes: int | None,
     fold_spectral: bool,
     unsafe_fixes: bool,
     show_fixes: bool,
@@ -182,6 +188,8 @@ def check(
     _check_arguments(paths, fix=fix, diff=diff, output=output)
     config = _load_config(paths, config_path, select=select, extend_select=extend_select, ignore=ignore,
                           exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude)
+    if max_fix_bytes is not None:
+        config = dataclasses.replace(config, max_fix_bytes=max_fix_bytes)
     inputs = discover(list(paths), config)
     if output is not None and (len(inputs.checkpoints) + len(inputs.exported) != 1 or inputs.sources):
         raise click.UsageError("-o/--output works with exactly one checkpoint or exported-program input")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..common.atomic import atomic_copy, atomic_write_bytes
 from ..common.options import RunOptions
+from ..common.write_bound import written_problem, zip_write_problem
 from ..core import torch_api
 from ..core.catalogue import PT2_LOADED_MODEL, PT2_SAMPLE_INPUTS
 from .archive import ArchiveContents
@@ -37,6 +38,7 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
     """Fold the weight norms ``sites`` of the archive at ``path`` in place (or into ``options.output``); return the folded names."""
     if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
         raise ExportedProgramError("not fixed: the archive holds several programs; torch.export.load reads only 'model'")
+    _check_write_bound(zip_write_problem(path, options.config.max_fix_bytes))
     data = path.read_bytes()
     check_trusted(data, contents, options.trust_pickle)
     reference = _load(data, "the archive")
@@ -47,6 +49,7 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
         folded_program, names = fold_program(_load(data, "the archive"), sites)
     with _stage("torch.export.save cannot write the folded program"):
         written = torch_api.export_save(folded_program)
+    _check_write_bound(written_problem(len(written), len(data), options.config.max_fix_bytes))
 
     def verify(candidate: Path) -> None:
         with _stage("the folded program cannot be checked"):
@@ -56,6 +59,11 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
     atomic_write_bytes(target, written, verify=verify)
     logger.info("%s: folded %d weight norms into %s: %s", path, len(names), target, ", ".join(names))
     return names
+
+
+def _check_write_bound(problem: str | None) -> None:
+    if problem is not None:
+        raise ExportedProgramError(problem)
 
 
 @contextlib.contextmanager
