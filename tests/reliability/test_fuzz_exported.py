@@ -103,6 +103,11 @@ def seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     return _SEEDS
 
 
+@pytest.fixture(scope="module")
+def seeded(seeds: dict[str, bytes]) -> None:
+    """For the properties: a failing example then prints ``seeded=None``, not the seed archives' bytes."""
+
+
 def _json_paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every path to a value in a JSON document, iteratively."""
     paths, stack = [], [(prefix, value)]
@@ -213,24 +218,24 @@ def _mutant(draw: Any, seed: bytes, marker: Path, aoti: bool) -> bytes:
 @fuzz_settings(8, long_share=0.2)
 @given(data=st.data())
 def test_a_mutated_exported_program_never_runs_code_nor_gives_an_unexpected_line(
-    tmp_path_factory: pytest.TempPathFactory, seeds: dict[str, bytes], data: st.DataObject,
+    tmp_path_factory: pytest.TempPathFactory, seeded: None, data: st.DataObject,
 ) -> None:
     directory = tmp_path_factory.mktemp("fuzz")
     marker = directory / "ran"
     path = directory / "m.pt2"
-    path.write_bytes(data.draw(_mutant(seeds["exported"], marker, aoti=False)))
+    path.write_bytes(data.draw(_mutant(_SEEDS["exported"], marker, aoti=False)))
     _check(path, marker, aoti=False)
 
 
 @fuzz_settings(20)
 @given(data=st.data())
 def test_a_mutated_aoti_package_never_runs_code_nor_gives_an_unexpected_line(
-    tmp_path_factory: pytest.TempPathFactory, seeds: dict[str, bytes], data: st.DataObject,
+    tmp_path_factory: pytest.TempPathFactory, seeded: None, data: st.DataObject,
 ) -> None:
     directory = tmp_path_factory.mktemp("fuzz")
     marker = directory / "ran"
     path = directory / "p.pt2"
-    path.write_bytes(data.draw(_mutant(seeds["aoti"], marker, aoti=True)))
+    path.write_bytes(data.draw(_mutant(_SEEDS["aoti"], marker, aoti=True)))
     _check(path, marker, aoti=True)
 
 
@@ -241,3 +246,20 @@ def test_the_aoti_seed_is_audited_as_a_package(tmp_path: Path, capsys: pytest.Ca
     assert run(["-q", str(path)]) == 1
     out = capsys.readouterr().out
     assert out.count("WN4") == 2 and "AOTInductor package" in out, out
+
+
+def test_a_sample_inputs_member_with_a_bad_crc_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], seeds: dict[str, bytes]) -> None:
+    """Found by this fuzzer at 19 examples: the trust screen read the sample inputs unguarded:
+    ``unexpected BadZipFile: Bad CRC-32``."""
+    data = bytearray(seeds["exported"])
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        info = next(info for info in archive.infolist() if info.filename.endswith("sample_inputs/model.pt"))
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + info.compress_size // 2] ^= 0xFF
+    path = tmp_path / "crc.pt2"
+    path.write_bytes(bytes(data))
+    before = path.read_bytes()
+    assert run(["-q", "--fix", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot be read" in err and not CATCH_ALL.search(err), err
+    assert path.read_bytes() == before

@@ -127,12 +127,18 @@ def _config(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, Any]:
 
 
 def _text(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    try:
+        return read_member(archive, info).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExportedProgramError(f"{info.filename} is not UTF-8 text ({error.reason})") from error
+
+
+def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, size-checked before inflating; every zip failure is one :class:`ExportedProgramError` line."""
     if info.file_size > MAX_JSON_BYTES:
         raise ExportedProgramError(f"{info.filename} declares {info.file_size} bytes inflated (a zip bomb?); not inflated")
     try:
-        return archive.read(info).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ExportedProgramError(f"{info.filename} is not UTF-8 text ({error.reason})") from error
+        return archive.read(info)
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
         raise ExportedProgramError(f"{info.filename}: cannot be read: {error}") from error
     except NotImplementedError as error:  # zipfile: "That compression method is not supported"

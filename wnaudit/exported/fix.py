@@ -21,7 +21,7 @@ from ..common.options import RunOptions
 from ..common.write_bound import written_problem, zip_write_problem
 from ..core import torch_api
 from ..core.catalogue import PT2_LOADED_MODEL, PT2_SAMPLE_INPUTS
-from .archive import ArchiveContents
+from .archive import ArchiveContents, read_member
 from .errors import ExportedProgramError
 from .graph import WeightNormSite, find_weight_norms
 from .program_fold import fold_program
@@ -105,8 +105,9 @@ def _sample_inputs_load_restricted(data: bytes, contents: ArchiveContents) -> bo
     import io
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        members = {member_path(name): name for name in archive.namelist()}
-        payloads = [archive.read(members[inner]) for inner in (PT2_SAMPLE_INPUTS.format(entry.name) for entry in contents.models) if inner in members]
+        members = {member_path(info.filename): info for info in archive.infolist()}
+        wanted = (PT2_SAMPLE_INPUTS.format(entry.name) for entry in contents.models)
+        payloads = [read_member(archive, members[inner]) for inner in wanted if inner in members]
     for payload in payloads:
         if not payload:
             continue
