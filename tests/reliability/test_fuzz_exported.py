@@ -15,6 +15,8 @@ import contextlib
 import io
 import json
 import os
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -262,4 +264,34 @@ def test_a_sample_inputs_member_with_a_bad_crc_is_one_line(tmp_path: Path, capsy
     assert run(["-q", "--fix", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "cannot be read" in err and not CATCH_ALL.search(err), err
+    assert path.read_bytes() == before
+
+
+def test_a_weight_stored_with_other_sizes_than_its_graph_records_is_refused_before_running(
+    tmp_path: Path, seeds: dict[str, bytes],
+) -> None:
+    """Found by this fuzzer (seed 3 of a 2000-example run): a weights config giving v the sizes [0, 2, 3]
+    while the graph records [3, 2, 3]; torch loads it as declared and its weight-norm kernel divides by
+    zero: the process died of SIGFPE.  A child process, so a crash fails the test."""
+    def edit(config: dict[str, Any]) -> None:
+        config["config"]["0.parametrizations.weight.original1"]["tensor_meta"]["sizes"][0] = {"as_int": 0}
+
+    def rewrite(names: list[str], contents: dict[str, bytes]) -> list[tuple[str, bytes]]:
+        out = []
+        for name in names:
+            content = contents[name]
+            if name.endswith("model_weights_config.json"):
+                config = json.loads(content)
+                edit(config)
+                content = json.dumps(config).encode()
+            out.append((name, content))
+        return out
+
+    path = tmp_path / "empty.pt2"
+    path.write_bytes(_edit_members(seeds["exported"], rewrite))
+    before = path.read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "WNAUDIT_NO_CACHE": "1"}
+    done = subprocess.run([sys.executable, "-m", "wnaudit", "-q", "--fix", str(path)], capture_output=True, text=True, env=env, timeout=120, check=False)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "does not match its graph" in lines[0], (done.returncode, done.stderr)
     assert path.read_bytes() == before

@@ -27,7 +27,7 @@ from .graph import WeightNormSite, find_weight_norms
 from .program_fold import fold_program
 from .sniff import member_path
 from .trust import TRUST_FLAG, code_run_on_load
-from .verify import program_inputs, run_program, verify_written
+from .verify import check_runnable, program_inputs, run_program, verify_written
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,8 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
     data = path.read_bytes()
     check_trusted(data, contents, options.trust_pickle)
     reference = _load(data, "the archive")
+    with _stage("the program cannot be checked before it runs"):
+        check_runnable(reference, sites)
     with _stage("the program does not run on its sample inputs or inputs of its recorded shapes"):
         inputs = program_inputs(reference)
         expected = run_program(reference, inputs)
@@ -139,6 +141,9 @@ def load_with_folded_twin(path: Path, *, trust_pickle: bool) -> tuple[object, ob
     data = path.read_bytes()
     check_trusted(data, contents, trust_pickle)
     live = _load(data, "the archive")
+    sites = find_weight_norms(contents.models[0].program)
+    with _stage("the program cannot be checked before it runs"):
+        check_runnable(live, sites)
     with _stage("the weight norms cannot be folded"):
-        folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
+        folded, names = fold_program(_load(data, "the archive"), sites)
     return live, folded, names
