@@ -42,8 +42,8 @@ def zip_write_problem(path: Path, configured: int | None) -> str | None:
     try:
         with zipfile.ZipFile(path) as archive:
             declared = sum(info.file_size for info in archive.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-        return None  # not a zip Python reads: the format's own reader says what is wrong
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+        return None  # not a zip Python reads ("zip file version 6.4"): the format's own reader decides
     bound = fix_bound(on_disk, configured)
     return _too_much("its members inflate to", declared, on_disk, bound) if declared > bound else None
 
