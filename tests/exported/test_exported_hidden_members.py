@@ -96,8 +96,8 @@ def test_every_programs_sample_inputs_are_screened(fused_archive: Path, tmp_path
     ]
     target = rewrite(fused_archive, tmp_path / "two.pt2", after=second)
     from wnaudit.exported.archive import read_archive
-    from wnaudit.exported.fix import check_trusted
     from wnaudit.exported.errors import ExportedProgramError
+    from wnaudit.exported.fix import check_trusted
 
     with pytest.raises(ExportedProgramError, match="sample inputs"):
         check_trusted(target.read_bytes(), read_archive(target), trust_pickle=False)

@@ -64,11 +64,17 @@ def fold_checked(tensors: Any, planned: Sequence[Planned]) -> dict[str, Any]:
     return folded
 
 
-def _check_write_bound(path: Path, options: RunOptions) -> None:
-    """A zip whose members inflate past what a fix may write is refused before anything is inflated."""
+def _storage_keys_for_fix(path: Path, fmt: Format, options: RunOptions) -> Any:
+    """The storage keys a streamed fix of a torch zip records (None when not fixing one), once the zip is
+    known not to inflate past what a fix may write: a bomb is refused before anything is inflated."""
+    if not (options.fix and fmt is Format.TORCH_ZIP):
+        return None
     problem = zip_write_problem(path, options.config.max_fix_bytes)
     if problem is not None:
         raise CheckpointError(problem)
+    from .torch_zip import StorageKeys
+
+    return StorageKeys()
 
 
 def target_of(path: Path, options: RunOptions) -> Path:
@@ -180,11 +186,7 @@ def _audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     fast = _audit_zip_without_torch(path, options) if fmt is Format.TORCH_ZIP and not (options.fix or options.trust_pickle) else None
     if fast is not None:
         return fast
-    from .torch_zip import StorageKeys
-
-    if options.fix and fmt is Format.TORCH_ZIP:
-        _check_write_bound(path, options)
-    keys = StorageKeys() if options.fix and fmt is Format.TORCH_ZIP else None
+    keys = _storage_keys_for_fix(path, fmt, options)
     obj = _load_torch(path, fmt, options, keys)
     plan, planned_by_table = _plan_tables(path, find_tables(obj, _is_tensor), options)
     modules = find_objects(obj, _is_module)

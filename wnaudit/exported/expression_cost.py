@@ -39,10 +39,8 @@ _SUMS = frozenset({"Add"})
 
 def affordable(expression: ast.AST) -> bool:
     """Whether evaluating ``expression`` builds only numbers of at most :data:`MAX_RESULT_BITS` bits."""
-    nodes = 0
-    for _ in ast.walk(expression):
-        nodes += 1
-        if nodes > MAX_NODES:
+    for count, _ in enumerate(ast.walk(expression), start=1):
+        if count > MAX_NODES:
             return False
     return _bits(expression) is not None
 
