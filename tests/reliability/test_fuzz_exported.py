@@ -217,16 +217,20 @@ def _mutant(draw: Any, seed: bytes, marker: Path, aoti: bool) -> bytes:
     return _mutate_member(seed, suffix, where, draw(st.sampled_from(_hostile_values(marker))))
 
 
+def _fuzz_once(directory: Path, data: st.DataObject, kind: str) -> None:
+    """One mutant of the ``kind`` seed, audited and fixed."""
+    marker = directory / "ran"
+    path = directory / "m.pt2"
+    path.write_bytes(data.draw(_mutant(_SEEDS[kind], marker, aoti=kind == "aoti")))
+    _check(path, marker, aoti=kind == "aoti")
+
+
 @fuzz_settings(8, long_share=0.2)
 @given(data=st.data())
 def test_a_mutated_exported_program_never_runs_code_nor_gives_an_unexpected_line(
     tmp_path_factory: pytest.TempPathFactory, seeded: None, data: st.DataObject,
 ) -> None:
-    directory = tmp_path_factory.mktemp("fuzz")
-    marker = directory / "ran"
-    path = directory / "m.pt2"
-    path.write_bytes(data.draw(_mutant(_SEEDS["exported"], marker, aoti=False)))
-    _check(path, marker, aoti=False)
+    _fuzz_once(tmp_path_factory.mktemp("fuzz"), data, "exported")
 
 
 @fuzz_settings(20)
@@ -234,11 +238,7 @@ def test_a_mutated_exported_program_never_runs_code_nor_gives_an_unexpected_line
 def test_a_mutated_aoti_package_never_runs_code_nor_gives_an_unexpected_line(
     tmp_path_factory: pytest.TempPathFactory, seeded: None, data: st.DataObject,
 ) -> None:
-    directory = tmp_path_factory.mktemp("fuzz")
-    marker = directory / "ran"
-    path = directory / "p.pt2"
-    path.write_bytes(data.draw(_mutant(_SEEDS["aoti"], marker, aoti=True)))
-    _check(path, marker, aoti=True)
+    _fuzz_once(tmp_path_factory.mktemp("fuzz"), data, "aoti")
 
 
 def test_the_aoti_seed_is_audited_as_a_package(tmp_path: Path, capsys: pytest.CaptureFixture[str], seeds: dict[str, bytes]) -> None:
