@@ -323,6 +323,9 @@ PT2_LEGACY_CONSTANTS = "data/constants/{}.pt"
 #: Any ``.pt`` member below the weights or constants folder is such a payload for *some* program name
 #: (torch derives names from every member below ``models/``), so each is screened, whatever its name.
 PT2_LEGACY_SUFFIX = ".pt"
+#: Separator of a node's ``source_fn_stack`` metadata entries (``ST_DELIMITER`` of torch's serializer); each
+#: entry is ``name,target`` and the deserializer ``getattr``s along a target that starts with ``torch``.
+PT2_METADATA_DELIMITER = ";"
 #: The loader of the pt2 layout alone. ``torch.export.load`` falls back, when it raises ``RuntimeError``,
 #: to the pre-2.8 layout (top-level ``serialized_*.pt`` members, unpickled as above); wnaudit never takes that path.
 PT2_LOAD_API = "torch.export.pt2_archive._package.load_pt2"

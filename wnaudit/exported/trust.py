@@ -42,6 +42,7 @@ from ..core.catalogue import (
     PT2_CUSTOM_OBJECT_PREFIX,
     PT2_EXTRA_DIR,
     PT2_LEGACY_SUFFIX,
+    PT2_METADATA_DELIMITER,
     PT2_MODEL_JSON_SUFFIX,
     PT2_MODELS_DIR,
     PT2_OPAQUE_OBJECT_PREFIX,
@@ -166,10 +167,23 @@ def _graph_reasons(program: dict[str, Any]) -> list[str]:
         target = str(node.get("target"))
         if not is_safe_target(target):
             reasons.append(f"node {node.get('name')} calls {target}, not a registered aten operator")
+        walked = _dunder_in_source_fns(node)
+        if walked is not None:
+            reasons.append(f"node {node.get('name')} records source function {walked[:80]!r}, which loading resolves by getattr through a dunder")
     for operator in _operator_arguments(program.get("graph_module", {})):
         if not is_safe_target(operator):
             reasons.append(f"an argument names {operator}, not a registered aten operator")
     return reasons
+
+
+def _dunder_in_source_fns(node: dict[str, Any]) -> str | None:
+    """A ``source_fn_stack`` entry whose target walks a dunder (``torch.__class__…``): loading ``getattr``s along
+    every ``torch.…`` name recorded there, so only plain names are accepted."""
+    metadata = node.get("metadata")
+    stack = metadata.get("source_fn_stack") if isinstance(metadata, dict) else None
+    if not isinstance(stack, str):
+        return None
+    return next((entry for entry in stack.split(PT2_METADATA_DELIMITER) if "__" in entry.partition(",")[2]), None)
 
 
 def _operator_arguments(value: Any) -> list[str]:
