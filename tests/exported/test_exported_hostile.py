@@ -159,6 +159,14 @@ def _range_code(src: Path, dst: Path, marker: Path) -> Path:
     return rewrite_model_json(src, dst, edit)
 
 
+def _source_fn_dunder(src: Path, dst: Path, marker: Path) -> Path:
+    """Node metadata whose source function walks a dunder: loading getattrs along every ``torch.…`` name there."""
+    def edit(program: dict[str, Any]) -> None:
+        program["graph_module"]["graph"]["nodes"][0].setdefault("metadata", {})["source_fn_stack"] = "x,torch.__class__.__subclasses__"
+
+    return rewrite_model_json(src, dst, edit)
+
+
 UNTRUSTED = {
     "code as a range bound": (_range_code, "range constraints are not numbers"),
     "python as guard code": (_guard_code, "not plain size arithmetic"),
@@ -171,6 +179,7 @@ UNTRUSTED = {
     "dunder node target": (_dunder_target, "__class__"),
     "operator argument": (_operator_argument, "builtins.exec"),
     "code as a symbolic shape": (_sympy_code, "not a plain sympy expression"),
+    "dunder in a source function": (_source_fn_dunder, "through a dunder"),
 }
 
 

@@ -16,6 +16,7 @@ import click
 from ..common.progress import heartbeat
 from ..report.log_format import configure_cli_logging
 from .errors import BenchError
+from .inputs import check_inputs_fit, random_inputs
 
 logger = logging.getLogger("wnaudit.bench")
 
@@ -87,10 +88,27 @@ def bench(ctx: click.Context, output_format: str, verbose: bool, **options: Any)
     except BenchError as error:
         click.echo(f"wnaudit: error: {error}", err=True)
         ctx.exit(EXIT_ERROR)
+    except (SystemExit, KeyboardInterrupt, GeneratorExit) as error:
+        click.echo(f"wnaudit: error: {options['model']}: {_user_exit(error)}", err=True)
+        ctx.exit(EXIT_ERROR)
     from .result import render_json, render_text
 
     click.echo((render_json if output_format == "json" else render_text)(result), nl=False)
     ctx.exit(EXIT_OK)
+
+
+def _user_exit(error: BaseException) -> str:
+    """What the model's own code raised to leave the run; a real SIGINT/SIGTERM (``Interrupted``) goes on.
+
+    The CLI turns a real signal into :class:`~wnaudit.common.interrupts.Interrupted` and records it, so
+    a ``SystemExit`` or ``KeyboardInterrupt`` that is neither was raised by the factory, the module it
+    imports, an unpickled object or the model's forward: an error of that input, not an exit status.
+    """
+    from ..common import interrupts
+
+    if isinstance(error, interrupts.Interrupted) or interrupts.received is not None:
+        raise error
+    return f"the model's code raised {type(error).__name__}({', '.join(map(repr, error.args))}); nothing measured"
 
 
 @dataclass(frozen=True)
@@ -112,6 +130,7 @@ class BenchRequest:
 
 def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
     """Load, build the input and measure; every expected failure becomes a BenchError."""
+    check_inputs_fit(request.input_shapes)  # before any model code runs
     from ..core.torch_api import TorchMissingError, import_torch, missing
 
     try:
@@ -137,8 +156,7 @@ def _run(request: BenchRequest):  # type: ignore[no-untyped-def]
         checkpoint_key=request.checkpoint_key,
         trust_pickle=request.trust_pickle,
     )
-    generator = torch.Generator().manual_seed(request.seed)
-    inputs = tuple(torch.randn(*shape, generator=generator) for shape in request.input_shapes)
+    inputs = random_inputs(torch, request.input_shapes, request.seed)
     try:
         return measure(
             loaded.module,
@@ -165,8 +183,7 @@ def _run_exported(request: BenchRequest, torch: object):  # type: ignore[no-unty
 
     if request.device != "cpu" or request.dtype is not None or request.checkpoint is not None:
         raise BenchError(f"{request.model}: an exported program is timed on the CPU in its own dtype; --device, --dtype and --checkpoint do not apply")
-    generator = torch.Generator().manual_seed(request.seed)  # type: ignore[attr-defined]
-    inputs = tuple(torch.randn(*shape, generator=generator) for shape in request.input_shapes)  # type: ignore[attr-defined]
+    inputs = random_inputs(torch, request.input_shapes, request.seed)
     try:
         return measure_exported(
             request.model, inputs, trust_pickle=request.trust_pickle, warmup=request.warmup,

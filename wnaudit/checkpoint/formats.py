@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..common.atomic import atomic_copy, atomic_writer
+from ..common.write_bound import zip_write_problem
 from ..core.catalogue import Kind
 from ..common.findings import RunResult
 from ..common.gc_pause import cyclic_gc_paused
@@ -61,6 +62,19 @@ def fold_checked(tensors: Any, planned: Sequence[Planned]) -> dict[str, Any]:
     except StoredStateError as error:
         raise CheckpointError(str(error)) from error
     return folded
+
+
+def _storage_keys_for_fix(path: Path, fmt: Format, options: RunOptions) -> Any:
+    """The storage keys a streamed fix of a torch zip records (None when not fixing one), once the zip is
+    known not to inflate past what a fix may write: a bomb is refused before anything is inflated."""
+    if not (options.fix and fmt is Format.TORCH_ZIP):
+        return None
+    problem = zip_write_problem(path, options.config.max_fix_bytes)
+    if problem is not None:
+        raise CheckpointError(problem)
+    from .torch_zip import StorageKeys
+
+    return StorageKeys()
 
 
 def target_of(path: Path, options: RunOptions) -> Path:
@@ -172,9 +186,7 @@ def _audit_torch(path: Path, fmt: Format, options: RunOptions) -> RunResult:
     fast = _audit_zip_without_torch(path, options) if fmt is Format.TORCH_ZIP and not (options.fix or options.trust_pickle) else None
     if fast is not None:
         return fast
-    from .torch_zip import StorageKeys
-
-    keys = StorageKeys() if options.fix and fmt is Format.TORCH_ZIP else None
+    keys = _storage_keys_for_fix(path, fmt, options)
     obj = _load_torch(path, fmt, options, keys)
     plan, planned_by_table = _plan_tables(path, find_tables(obj, _is_tensor), options)
     modules = find_objects(obj, _is_module)

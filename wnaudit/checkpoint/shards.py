@@ -22,6 +22,7 @@ from typing import Any
 
 from ..common.findings import RunResult
 from ..common.options import RunOptions
+from ..common.write_bound import zip_write_problem
 import wnaudit.checkpoint.safetensors_io as safetensors_io  # not "from . import": no edge to the package, which imports audit
 from .errors import CheckpointError
 from .formats import finish, fold_checked, mark_fixed
@@ -182,6 +183,10 @@ def _fix(index: ShardIndex, shards: dict[str, Shard], planned: list[Any], option
         keys = {k for k in wanted if shards[index.weight_map[k]] is shard}
         if not keys:
             continue
+        if shard.fmt is Format.TORCH_ZIP:
+            problem = zip_write_problem(shard.path, options.config.max_fix_bytes)
+            if problem is not None:
+                raise CheckpointError(f"shard {shard.name}: {problem}")
         if shard.header is not None:
             with open(shard.path, "rb") as handle:
                 if safetensors_io.read_header_from(handle) != shard.header:

@@ -10,6 +10,7 @@ interrupted by SIGINT / SIGTERM (see :mod:`.signals`).
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import gc
 import logging
 import sys
@@ -117,6 +118,10 @@ class _CheckCommand(click.Command):
     help="With --fix: fold checkpoints holding optimizer/scheduler state in place too (they can no longer resume training).",
 )
 @click.option("--discard-journal", is_flag=True, help="Delete the journal an interrupted fix left (a sharded checkpoint or a multi-file source fix), instead of finishing it.")
+@click.option(
+    "--max-fix-bytes", type=click.IntRange(min=1), default=None, metavar="BYTES",
+    help="With --fix: the most bytes a checkpoint or exported-program fix may write (default: 16x the input, at least 256 MiB; a zip bomb guard).",
+)
 @click.option("--fold-spectral", is_flag=True, help="With --fix on checkpoints: fold spectral norm too (eval-mode semantics).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: also apply the fixes that need review (marked [-]).")
 @click.option("--show-fixes", is_flag=True, help="With --fix: list the findings that were fixed.")
@@ -154,6 +159,7 @@ def check(
     trust_pickle: bool,
     fix_training_in_place: bool,
     discard_journal: bool,
+    max_fix_bytes: int | None,
     fold_spectral: bool,
     unsafe_fixes: bool,
     show_fixes: bool,
@@ -193,6 +199,8 @@ def check(
     config = _load_config(paths if not stdin else (Path(stdin_filename or "."),), config_path, select=select,
                           extend_select=extend_select, ignore=ignore,
                           exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude)
+    if max_fix_bytes is not None:
+        config = dataclasses.replace(config, max_fix_bytes=max_fix_bytes)
     if stdin:
         ctx.exit(_check_stdin(stdin_filename or STDIN_NAME, config, closed, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes,
                               output_format=output_format, quiet=quiet, exit_zero=exit_zero))

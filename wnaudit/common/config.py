@@ -105,6 +105,8 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     force_exclude: bool = False
     max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES
+    #: ``max-fix-bytes``: the most a checkpoint or exported-program fix writes (None: ``common/write_bound.py``'s default).
+    max_fix_bytes: int | None = None
     root: Path = field(default_factory=Path.cwd)
     source: Path | None = None
     #: ``src``: directories imports resolve from (relative to the root); empty: the root itself.
@@ -474,6 +476,7 @@ def _schema(known: Collection[str] | None) -> dict[str, tuple[str, Callable[[Any
         "extend-per-file-ignores": ("extend_per_file_ignores", _per_file(known)),
         "force-exclude": ("force_exclude", _boolean),
         "max-source-bytes": ("max_source_bytes", _byte_count),
+        "max-fix-bytes": ("max_fix_bytes", _byte_count),
         "src": ("src", _directories),
         "fix-fold": ("fix_fold", _fix_fold),
         "serving": ("serving", _entries),

@@ -303,6 +303,13 @@ PT2_WEIGHTS_CONFIG = "data/weights/{}_weights_config.json"
 PT2_CONSTANTS_CONFIG = "data/constants/{}_constants_config.json"
 PT2_SAMPLE_INPUTS = "data/sample_inputs/{}.pt"
 PT2_AOTINDUCTOR_DIR = "data/aotinductor/"
+#: Where the configs' payload files live (``path_name`` of each config entry is below these).
+PT2_WEIGHTS_DIR = "data/weights/"
+PT2_CONSTANTS_DIR = "data/constants/"
+#: ``torch.export.load`` reads every member here as a string into ``extra_files``: read, never evaluated.
+PT2_EXTRA_DIR = "extra/"
+#: Members ``torch.export.save`` writes that the loader reads as plain strings or not at all.
+PT2_PLAIN_MEMBERS: frozenset[str] = frozenset({"archive_format", "archive_version", "byteorder", ".data/version", ".data/serialization_id"})
 #: Where an AOTInductor package names its constants: the generated wrapper source
 #: (``constants_info_[i].original_fqn = "..."``) and, with weights outside the library, a weights config.
 PT2_AOTI_WRAPPER_SUFFIX = ".wrapper.cpp"
@@ -317,6 +324,12 @@ PT2_OPAQUE_OBJECT_PREFIX = "opaque_obj_"
 #: (``torch.load(weights_only=True)``, then again with ``weights_only=False`` when that fails).
 PT2_LEGACY_WEIGHTS = "data/weights/{}.pt"
 PT2_LEGACY_CONSTANTS = "data/constants/{}.pt"
+#: Any ``.pt`` member below the weights or constants folder is such a payload for *some* program name
+#: (torch derives names from every member below ``models/``), so each is screened, whatever its name.
+PT2_LEGACY_SUFFIX = ".pt"
+#: Separator of a node's ``source_fn_stack`` metadata entries (``ST_DELIMITER`` of torch's serializer); each
+#: entry is ``name,target`` and the deserializer ``getattr``s along a target that starts with ``torch``.
+PT2_METADATA_DELIMITER = ";"
 #: The loader of the pt2 layout alone. ``torch.export.load`` falls back, when it raises ``RuntimeError``,
 #: to the pre-2.8 layout (top-level ``serialized_*.pt`` members, unpickled as above); wnaudit never takes that path.
 PT2_LOAD_API = "torch.export.pt2_archive._package.load_pt2"

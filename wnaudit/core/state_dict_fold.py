@@ -123,6 +123,10 @@ def fold_groups(
     if clashes:
         raise clashes[0]
     shapes = {key: tuple(state_dict[key].shape) for group in groups for key in group.keys}
+    for key in shapes:
+        missing = torch_api.storage_missing(state_dict[key])
+        if missing is not None:
+            raise StoredStateError(key, f"{missing}; there is nothing to fold")
     for group in groups:
         if group.stacked:
             raise stacked_error(group)

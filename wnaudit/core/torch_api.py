@@ -87,6 +87,19 @@ def spectral_norm_state_hook_classes() -> tuple[Any, ...]:
 _FORWARD_PRE_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_pre_hooks_always_called")
 
 
+def storage_missing(tensor: Any) -> str | None:
+    """Why ``tensor`` has no data a kernel may read (``meta``, a storage of no memory), or None if it has.
+
+    torch's CPU kernels and the zip writer read through the data pointer without asking: handed
+    a storage-less tensor they crash the process (SIGSEGV) instead of raising.
+    """
+    if tensor.device.type == "meta":
+        return "is stored on the meta device, without data"
+    if tensor.numel() and tensor.untyped_storage().data_ptr() == 0:
+        return "has no storage (a null data pointer)"
+    return None
+
+
 def weight_norm_kernel(v: Any, g: Any, dim: int) -> Any:
     """torch's fused weight-norm kernel, the call both weight-norm spellings make in their forward."""
     return import_torch()._weight_norm(v, g, dim)

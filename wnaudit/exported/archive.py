@@ -1,7 +1,8 @@
 """Read a ``.pt2`` archive's JSON members from the zip, without torch and without unpickling.
 
 What is read: each ``models/NAME.json`` (the serialized graph and its
-signature), the weights and constants configs beside it, and for an
+signature; any other member below ``models/``, which torch would load as a
+program too, is refused), the weights and constants configs beside it, and for an
 AOTInductor package the generated ``*.wrapper.cpp`` sources and weights
 configs (constant names only).  Members are size-checked before they are
 inflated, so a zip bomb is refused instead of read.
@@ -72,7 +73,12 @@ def _read(archive: zipfile.ZipFile) -> ArchiveContents:
         raise ExportedProgramError("not a torch.export archive nor an AOTInductor package (no pt2 archive_format)")
     contents = ArchiveContents(kind=kind, models=[], members=sorted(infos))
     for inner in sorted(infos):
-        if inner.startswith(PT2_MODELS_DIR) and inner.endswith(PT2_MODEL_JSON_SUFFIX):
+        if inner.startswith(PT2_MODELS_DIR) and not is_program_member(inner):
+            raise ExportedProgramError(
+                f"member {inner!r} is not a program description torch.export.save writes ({PT2_MODELS_DIR}NAME{PT2_MODEL_JSON_SUFFIX}), "
+                "yet torch would load it as a program; not read"
+            )
+        if inner.startswith(PT2_MODELS_DIR):
             name = inner[len(PT2_MODELS_DIR) : -len(PT2_MODEL_JSON_SUFFIX)]
             entry = ModelEntry(name=name, program=_json(archive, infos[inner]))
             for config, attr in ((PT2_WEIGHTS_CONFIG, "weights_config"), (PT2_CONSTANTS_CONFIG, "constants_config")):
@@ -85,6 +91,14 @@ def _read(archive: zipfile.ZipFile) -> ArchiveContents:
         elif inner.startswith(PT2_AOTINDUCTOR_DIR) and inner.endswith(PT2_AOTI_WEIGHTS_CONFIG_SUFFIX):
             contents.aoti_weight_configs[inner] = _json(archive, infos[inner])
     return contents
+
+
+def is_program_member(inner: str) -> bool:
+    """``models/NAME.json`` with a NAME: torch loads *every* member below ``models/`` as a program, naming it by
+    cutting the suffix's length off whatever the member ends with, so any other name there is a program
+    wnaudit would not see (and one whose payloads torch looks up under a mangled name)."""
+    name = inner[len(PT2_MODELS_DIR) :]
+    return inner.startswith(PT2_MODELS_DIR) and name.endswith(PT2_MODEL_JSON_SUFFIX) and len(name) > len(PT2_MODEL_JSON_SUFFIX)
 
 
 def _check_one_folder(names: list[str]) -> None:
@@ -113,12 +127,18 @@ def _config(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict[str, Any]:
 
 
 def _text(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> str:
+    try:
+        return read_member(archive, info).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ExportedProgramError(f"{info.filename} is not UTF-8 text ({error.reason})") from error
+
+
+def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, size-checked before inflating; every zip failure is one :class:`ExportedProgramError` line."""
     if info.file_size > MAX_JSON_BYTES:
         raise ExportedProgramError(f"{info.filename} declares {info.file_size} bytes inflated (a zip bomb?); not inflated")
     try:
-        return archive.read(info).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ExportedProgramError(f"{info.filename} is not UTF-8 text ({error.reason})") from error
+        return archive.read(info)
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as error:
         raise ExportedProgramError(f"{info.filename}: cannot be read: {error}") from error
     except NotImplementedError as error:  # zipfile: "That compression method is not supported"

@@ -18,15 +18,16 @@ from pathlib import Path
 
 from ..common.atomic import atomic_copy, atomic_write_bytes
 from ..common.options import RunOptions
+from ..common.write_bound import written_problem, zip_write_problem
 from ..core import torch_api
 from ..core.catalogue import PT2_LOADED_MODEL, PT2_SAMPLE_INPUTS
-from .archive import ArchiveContents
+from .archive import ArchiveContents, read_member
 from .errors import ExportedProgramError
 from .graph import WeightNormSite, find_weight_norms
 from .program_fold import fold_program
 from .sniff import member_path
 from .trust import TRUST_FLAG, code_run_on_load
-from .verify import program_inputs, run_program, verify_written
+from .verify import check_runnable, program_inputs, run_program, verify_written
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +38,12 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
     """Fold the weight norms ``sites`` of the archive at ``path`` in place (or into ``options.output``); return the folded names."""
     if [entry.name for entry in contents.models] != [_LOADED_MODEL]:
         raise ExportedProgramError("not fixed: the archive holds several programs; torch.export.load reads only 'model'")
+    _check_write_bound(zip_write_problem(path, options.config.max_fix_bytes))
     data = path.read_bytes()
     check_trusted(data, contents, options.trust_pickle)
     reference = _load(data, "the archive")
+    with _stage("the program cannot be checked before it runs"):
+        check_runnable(reference, sites)
     with _stage("the program does not run on its sample inputs or inputs of its recorded shapes"):
         inputs = program_inputs(reference)
         expected = run_program(reference, inputs)
@@ -47,6 +51,7 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
         folded_program, names = fold_program(_load(data, "the archive"), sites)
     with _stage("torch.export.save cannot write the folded program"):
         written = torch_api.export_save(folded_program)
+    _check_write_bound(written_problem(len(written), len(data), options.config.max_fix_bytes))
 
     def verify(candidate: Path) -> None:
         with _stage("the folded program cannot be checked"):
@@ -56,6 +61,11 @@ def fix_archive(path: Path, contents: ArchiveContents, sites: list[WeightNormSit
     atomic_write_bytes(target, written, verify=verify)
     logger.info("%s: folded %d weight norms into %s: %s", path, len(names), target, ", ".join(names))
     return names
+
+
+def _check_write_bound(problem: str | None) -> None:
+    if problem is not None:
+        raise ExportedProgramError(problem)
 
 
 @contextlib.contextmanager
@@ -80,7 +90,7 @@ def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) ->
     if trust_pickle:
         return
     reasons = code_run_on_load(contents)
-    if not reasons and not _sample_inputs_load_restricted(data):
+    if not reasons and not _sample_inputs_load_restricted(data, contents):
         reasons = ["its sample inputs need full unpickling"]
     if reasons:
         raise ExportedProgramError(
@@ -89,22 +99,24 @@ def check_trusted(data: bytes, contents: ArchiveContents, trust_pickle: bool) ->
         )
 
 
-def _sample_inputs_load_restricted(data: bytes) -> bool:
-    """Whether the sample inputs load with torch's restricted unpickler (torch.export.load would not fall back)."""
+def _sample_inputs_load_restricted(data: bytes, contents: ArchiveContents) -> bool:
+    """Whether every program's sample inputs load with torch's restricted unpickler (torch.export.load would not fall back).
+
+    torch reads the sample inputs of every program in the archive, not only of the one it returns.
+    """
     import io
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        members = {member_path(name): name for name in archive.namelist()}
-        name = members.get(PT2_SAMPLE_INPUTS.format(_LOADED_MODEL))
-        if name is None:
-            return True
-        payload = archive.read(name)
-    if not payload:
-        return True
-    try:
-        torch_api.restricted_load(payload)
-    except Exception:  # noqa: BLE001 - anything the restricted unpickler refuses
-        return False
+        members = {member_path(info.filename): info for info in archive.infolist()}
+        wanted = (PT2_SAMPLE_INPUTS.format(entry.name) for entry in contents.models)
+        payloads = [read_member(archive, members[inner]) for inner in wanted if inner in members]
+    for payload in payloads:
+        if not payload:
+            continue
+        try:
+            torch_api.restricted_load(payload)
+        except Exception:  # noqa: BLE001 - anything the restricted unpickler refuses
+            return False
     return True
 
 
@@ -129,6 +141,9 @@ def load_with_folded_twin(path: Path, *, trust_pickle: bool) -> tuple[object, ob
     data = path.read_bytes()
     check_trusted(data, contents, trust_pickle)
     live = _load(data, "the archive")
+    sites = find_weight_norms(contents.models[0].program)
+    with _stage("the program cannot be checked before it runs"):
+        check_runnable(live, sites)
     with _stage("the weight norms cannot be folded"):
-        folded, names = fold_program(_load(data, "the archive"), find_weight_norms(contents.models[0].program))
+        folded, names = fold_program(_load(data, "the archive"), sites)
     return live, folded, names

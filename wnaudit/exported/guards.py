@@ -6,7 +6,8 @@ derived dynamic dimensions carry such guards (``1 + (L['x'].size()[2] // 2) <= 2
 A guard is accepted only when it is one line of sizes, strides or numbers of the inputs
 (``L['x'].size()[2]``), combined by arithmetic, comparisons, boolean operators and a few pure
 functions: no other name, attribute, call, string or comment, so nothing but that arithmetic can run
-and nothing can escape the text torch pastes it into.
+and nothing can escape the text torch pastes it into; and only when the numbers it builds are
+bounded (:mod:`.expression_cost`: ``9**9**9**9`` is plain arithmetic that never finishes).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..core.catalogue import (
     PT2_GUARD_ROOT,
     PT2_GUARD_TENSOR_METHODS,
 )
+from .expression_cost import affordable
 
 #: Characters that could end the expression torch pastes the guard into, or hide text from the parser.
 _FORBIDDEN_CHARACTERS = frozenset('#\\\n\r;"')
@@ -44,7 +46,7 @@ def is_plain_guard(code: str) -> bool:
         if children is None:
             return False
         stack.extend(children)
-    return True
+    return affordable(tree.body)
 
 
 def _plain_children(node: ast.AST) -> list[ast.AST] | None:

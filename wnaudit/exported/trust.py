@@ -1,6 +1,8 @@
 """What loading and running an archive with torch would execute, decided from its JSON alone.
 
-``torch.export.load`` (torch 2.13) runs code from the file in these places:
+``torch.export.load`` (torch 2.13) loads *every* member below ``models/`` as a program, whatever
+its suffix (:mod:`.archive` refuses any but ``models/NAME.json``), and for each program runs code
+from the file in these places:
 
 - weights or constants stored with ``use_pickle``: ``torch.load(weights_only=False)``;
 - legacy ``data/weights/NAME.pt`` / ``data/constants/NAME.pt`` members, preferred to the configs when
@@ -8,7 +10,8 @@
 - when loading the pt2 layout raises ``RuntimeError`` (a member outside the one top-level folder is
   enough), the pre-2.8 layout's top-level ``serialized_*.pt`` members, unpickled the same way;
 - custom objects (torchbind's pickler) and opaque objects (``pickle.loads``);
-- sample inputs: ``torch.load(weights_only=True)``, and on failure again with ``weights_only=False``;
+- sample inputs (of every program, not only the one returned): ``torch.load(weights_only=True)``,
+  and on failure again with ``weights_only=False``;
 - symbolic shapes: expression strings parsed by ``sympy.sympify``, which evaluates them (accepted
   only when :func:`is_plain_sympy`);
 - an AOTInductor package's shared library, loaded (native code) by ``load_pt2``;
@@ -22,25 +25,38 @@ loads with the pt2 loader itself (:func:`wnaudit.core.torch_api.export_load`),
 never through the fallback to the pre-2.8 layout.  Archives whose members are
 not all in one top-level folder, or that name a member twice, are refused
 when read (:mod:`.archive`): torch and wnaudit would not read the same members.
+Every member must be accounted for (:func:`unknown_members`): what ``torch.export.save`` writes,
+the payloads the configs name, ``extra/`` strings; anything else needs ``--trust-pickle``.
 """
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 from ..core.catalogue import (
     PT2_AOTINDUCTOR_DIR,
     PT2_ATEN_DUNDER_OPS,
+    PT2_CONSTANTS_CONFIG,
+    PT2_CONSTANTS_DIR,
     PT2_CUSTOM_OBJECT_PREFIX,
-    PT2_LEGACY_CONSTANTS,
-    PT2_LEGACY_WEIGHTS,
+    PT2_EXTRA_DIR,
+    PT2_LEGACY_SUFFIX,
+    PT2_METADATA_DELIMITER,
+    PT2_MODEL_JSON_SUFFIX,
+    PT2_MODELS_DIR,
     PT2_OPAQUE_OBJECT_PREFIX,
+    PT2_PLAIN_MEMBERS,
     PT2_SAFE_TARGET,
+    PT2_SAMPLE_INPUTS,
     PT2_SYMBOLIC_TARGETS,
     PT2_SYMPY_NAMES,
     PT2_SYMPY_TOKEN,
+    PT2_WEIGHTS_CONFIG,
+    PT2_WEIGHTS_DIR,
 )
 from .archive import ArchiveContents, ModelEntry
+from .expression_cost import MAX_NUMBER_BITS, affordable
 from .graph import iter_all_nodes, iter_json_objects, json_list, json_object
 from .guards import is_plain_guard
 
@@ -63,12 +79,39 @@ def code_run_on_load(contents: ArchiveContents) -> list[str]:
     reasons: list[str] = []
     if any(member.startswith(PT2_AOTINDUCTOR_DIR) for member in contents.members):
         reasons.append("it holds an AOTInductor shared library, which loading runs")
+    for member in contents.members:
+        if _is_legacy_payload(member):
+            reasons.append(f"it holds {member}, a pickled legacy payload that loading unpickles")
     for entry in contents.models:
-        for legacy in (PT2_LEGACY_WEIGHTS, PT2_LEGACY_CONSTANTS):
-            if legacy.format(entry.name) in contents.members:
-                reasons.append(f"it holds {legacy.format(entry.name)}, a pickled legacy payload that loading unpickles")
         reasons.extend(_model_reasons(entry))
+    unknown = next(iter(unknown_members(contents)), None)
+    if unknown is not None:
+        reasons.append(f"it holds {unknown}, a member wnaudit does not know how torch reads")
     return list(dict.fromkeys(reasons))
+
+
+def unknown_members(contents: ArchiveContents) -> list[str]:
+    """Members the screen has not accounted for: what torch.export.save writes, each payload a config names,
+    and ``extra/`` strings.  Anything else is refused rather than guessed at (it may be what a newer or
+    older loader reads and evaluates)."""
+    known = set(PT2_PLAIN_MEMBERS)
+    for entry in contents.models:
+        known.update({
+            f"{PT2_MODELS_DIR}{entry.name}{PT2_MODEL_JSON_SUFFIX}", PT2_SAMPLE_INPUTS.format(entry.name),
+            PT2_WEIGHTS_CONFIG.format(entry.name), PT2_CONSTANTS_CONFIG.format(entry.name),
+        })
+        for config, folder in ((entry.weights_config, PT2_WEIGHTS_DIR), (entry.constants_config, PT2_CONSTANTS_DIR)):
+            known.update(f"{folder}{payload['path_name']}" for payload in config.values() if isinstance(payload, dict) and "path_name" in payload)
+    return [member for member in contents.members if member not in known and not _has_reason_of_its_own(member)]
+
+
+def _has_reason_of_its_own(member: str) -> bool:
+    """Read as strings (``extra/``), or screened by a reason of their own (AOTInductor, legacy pickles)."""
+    return member.startswith((PT2_EXTRA_DIR, PT2_AOTINDUCTOR_DIR)) or _is_legacy_payload(member)
+
+
+def _is_legacy_payload(member: str) -> bool:
+    return member.startswith((PT2_WEIGHTS_DIR, PT2_CONSTANTS_DIR)) and member.endswith(PT2_LEGACY_SUFFIX)
 
 
 def _model_reasons(entry: ModelEntry) -> list[str]:
@@ -98,7 +141,7 @@ def _code_reasons(program: dict[str, Any]) -> list[str]:
     if unsafe is not None:
         reasons.append(f"its symbolic shape {unsafe[:80]!r} is not a plain sympy expression, and loading evaluates it")
     if not _ranges_are_numbers(program):
-        reasons.append("its range constraints are not numbers, and loading hands them to sympy")
+        reasons.append(f"its range constraints are not numbers of at most {MAX_NUMBER_BITS} bits, and loading hands them to sympy")
     if not _user_inputs_are_tensors(program):
         reasons.append("it takes non-tensor inputs, which become code in its input guards")
     return reasons
@@ -112,6 +155,8 @@ def _ranges_are_numbers(program: dict[str, Any]) -> bool:
         for value in bounds.values():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 return False
+            if isinstance(value, int) and value.bit_length() > MAX_NUMBER_BITS:
+                return False
     return True
 
 
@@ -122,10 +167,23 @@ def _graph_reasons(program: dict[str, Any]) -> list[str]:
         target = str(node.get("target"))
         if not is_safe_target(target):
             reasons.append(f"node {node.get('name')} calls {target}, not a registered aten operator")
+        walked = _dunder_in_source_fns(node)
+        if walked is not None:
+            reasons.append(f"node {node.get('name')} records source function {walked[:80]!r}, which loading resolves by getattr through a dunder")
     for operator in _operator_arguments(program.get("graph_module", {})):
         if not is_safe_target(operator):
             reasons.append(f"an argument names {operator}, not a registered aten operator")
     return reasons
+
+
+def _dunder_in_source_fns(node: dict[str, Any]) -> str | None:
+    """A ``source_fn_stack`` entry whose target walks a dunder (``torch.__class__…``): loading ``getattr``s along
+    every ``torch.…`` name recorded there, so only plain names are accepted."""
+    metadata = node.get("metadata")
+    stack = metadata.get("source_fn_stack") if isinstance(metadata, dict) else None
+    if not isinstance(stack, str):
+        return None
+    return next((entry for entry in stack.split(PT2_METADATA_DELIMITER) if "__" in entry.partition(",")[2]), None)
 
 
 def _operator_arguments(value: Any) -> list[str]:
@@ -160,7 +218,17 @@ def is_plain_sympy(expression: str) -> bool:
         if match.group("name") is not None and match.group("name") not in PT2_SYMPY_NAMES:
             return False
         position = match.end()
-    return True
+    return _affordable_python(expression)
+
+
+def _affordable_python(expression: str) -> bool:
+    """The expression as the Python sympify evaluates it, its cost bounded (:mod:`.expression_cost`);
+    text that is not Python is refused, not guessed at."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return affordable(tree.body)
 
 
 def _user_inputs_are_tensors(program: dict[str, Any]) -> bool:

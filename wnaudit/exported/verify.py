@@ -105,3 +105,38 @@ def verify_written(written: Path, inputs: tuple[tuple[Any, ...], dict[str, Any]]
 def _first_line(error: Exception) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else ""
+
+
+def check_runnable(program: Any, sites: list[Any]) -> None:
+    """Refuse, before running the program, tensors that would crash torch's kernels instead of raising.
+
+    torch loads a weight with the sizes its payload config declares, whatever the graph recorded for it,
+    and its CPU kernels trust both: an empty weight-norm part divides by zero (SIGFPE), a storage-less
+    tensor is read through a null pointer (SIGSEGV).  So every stored tensor must have data and match
+    the shape and dtype its placeholder records, and every weight-norm part must be non-empty.
+    """
+    signature = program.graph_signature
+    stored = {**signature.inputs_to_parameters, **signature.inputs_to_buffers, **signature.inputs_to_lifted_tensor_constants}
+    placeholders = {node.name: node for node in program.graph.nodes if node.op == "placeholder"}
+    for name, fqn in stored.items():
+        tensor = program.state_dict.get(fqn, program.constants.get(fqn))
+        _check_stored(fqn, tensor, placeholders[name].meta.get("val") if name in placeholders else None)
+    for site in sites:
+        for part in (site.g, site.v):
+            tensor = program.state_dict.get(part.fqn, program.constants.get(part.fqn))
+            if tensor is not None and tensor.numel() == 0:
+                raise ExportedProgramError(f"not fixed: weight-norm part {part.fqn} of shape {list(tensor.shape)} is empty; torch's kernel would crash on it")
+
+
+def _check_stored(fqn: str, tensor: Any, recorded: Any) -> None:
+    torch = torch_api.import_torch()
+    if not isinstance(tensor, torch.Tensor):
+        return
+    missing = torch_api.storage_missing(tensor)
+    if missing is not None:
+        raise ExportedProgramError(f"not fixed: {fqn} {missing}")
+    if isinstance(recorded, torch.Tensor) and (tuple(recorded.shape) != tuple(tensor.shape) or recorded.dtype != tensor.dtype):
+        raise ExportedProgramError(
+            f"not fixed: {fqn} is stored as {list(tensor.shape)} {tensor.dtype} but the graph computes with "
+            f"{list(recorded.shape)} {recorded.dtype}; its payload config does not match its graph"
+        )
