@@ -12,9 +12,10 @@ import os
 import stat
 import struct
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
 from .zip_directory import zip_infos
 
