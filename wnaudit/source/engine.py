@@ -33,7 +33,7 @@ from .pipeline.prefilter import Scanned
 from .pipeline.project_model import adopt, cached_workspace, default_workspace, new_workspace
 from .pipeline.read import read_source
 from .pipeline.report import fixed_findings, placed, planned_findings
-from .pipeline.rules import active, file_candidates, findings_of, identity, offered, serving_syntax_errors, to_finding
+from .pipeline.rules import file_candidates, findings_of, identity, offered, serving_syntax_errors, to_finding
 from .pipeline.scan import scan_all
 from .reading import SourceError
 from .workspace import Workspace
@@ -216,10 +216,3 @@ def fix_source(
         return source, []
     reported = {identity(c) for c in plan.findings[path]}
     return new_source, [to_finding(path, c) for c in applied if identity(c) in reported]
-
-
-# Names tests and benchmarks reached in the engine before the stages were modules.
-_compiles_quietly = compiles_quietly
-_syntax_message = syntax_message
-_read_source = read_source
-_active = active
