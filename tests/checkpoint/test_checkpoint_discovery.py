@@ -12,7 +12,10 @@ import torch
 from safetensors.torch import save_file
 
 from checkpoint_helpers import WEIGHT_NORMS, cli, cli_json, vocoder_state
+from wnaudit.checkpoint import sniff
 from wnaudit.checkpoint.sniff import looks_like_checkpoint
+from wnaudit.cli.discovery import discover
+from wnaudit.common.config import Config
 
 
 def _safetensors(path: Path, spelling: str = "modern") -> None:
@@ -55,6 +58,18 @@ def test_zip_with_data_pkl_later_in_the_archive_is_found(tmp_path):
         for info in sorted(src.infolist(), key=lambda i: i.filename.endswith("data.pkl")):
             dst.writestr(info.filename, src.read(info.filename))
     assert looks_like_checkpoint(reordered)
+
+
+def test_a_format_s_first_bytes_are_known_in_one_place(tmp_path, monkeypatch):
+    """A signature added to ``sniff.SIGNATURES`` alone is what the audit, the sniffer and the walk go by."""
+    marked = tmp_path / "weights"  # no checkpoint suffix: only its content can make the walk take it
+    marked.write_bytes(b"WNAUDIT-TEST" + bytes(64))
+    signature = sniff.Signature(sniff.Format.SAFETENSORS, lambda head: head.startswith(b"WNAUDIT-TEST"), lambda handle, head: True)
+    assert not looks_like_checkpoint(marked) and discover([tmp_path], Config()).checkpoints == []
+    monkeypatch.setattr(sniff, "SIGNATURES", (*sniff.SIGNATURES, signature))
+    assert sniff.detect_format(marked) is sniff.Format.SAFETENSORS
+    assert looks_like_checkpoint(marked)
+    assert discover([tmp_path], Config()).checkpoints == [marked]
 
 
 def _hugging_face_cache(root: Path) -> tuple[Path, Path]:

@@ -10,7 +10,7 @@ from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 from wnaudit.source.context import Context
 from wnaudit.source.holdings import Held, built_value
-from wnaudit.source.pipeline.project_model import new_workspace
+from wnaudit.source.pipeline.link import new_workspace
 from wnaudit.source.project_model import ProjectModel
 
 from source_helpers import write_package

@@ -12,6 +12,8 @@ import os
 import stat
 import struct
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -19,10 +21,6 @@ from .zip_directory import zip_infos
 
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".safetensors")
 INDEX_SUFFIX = ".index.json"
-
-_ZIP_MAGIC = b"PK\x03\x04"
-#: Legacy (non-zip) torch.save files start with a pickled magic number.
-_LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19"
 
 
 def is_index_name(path: Path) -> bool:
@@ -42,56 +40,6 @@ def is_regular_file(path: Path) -> bool:
         return False
 
 
-#: Bytes read to recognise a file: a zip's first local header with its member name.
-SNIFF_BYTES = 512
-_ZIP_NAME_LENGTH = struct.Struct("<H")
-
-
-def looks_like_checkpoint(path: Path) -> bool:
-    """True when the file's first bytes are a torch zip, a legacy torch file or safetensors.
-
-    Cheap enough for every file of a directory walk: one read of
-    :data:`SNIFF_BYTES`.  A zip counts only when it holds a ``data.pkl``
-    (torch writes it first; a zip whose first member is something else costs
-    a read of its central directory), so a plain zip of other content is not
-    a checkpoint.
-    """
-    if not is_regular_file(path):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-            if head.startswith(_ZIP_MAGIC):
-                return _zip_holds_torch_data(handle, head)
-            size = os.fstat(handle.fileno()).st_size
-    except OSError:
-        return False
-    if head.startswith(_LEGACY_TORCH_MAGIC):
-        return True
-    if len(head) >= 9 and head[8:9] == b"{":
-        (header_size,) = struct.unpack("<Q", head[:8])
-        return 0 < header_size < MAX_SAFETENSORS_HEADER and 8 + header_size <= size
-    return False
-
-
-def _first_member_is_data_pkl(head: bytes) -> bool:
-    if len(head) < 30:
-        return False
-    (name_length,) = _ZIP_NAME_LENGTH.unpack(head[26:28])
-    first = head[30 : 30 + name_length]
-    return first.endswith(b"/data.pkl") or first == b"data.pkl"
-
-
-def _zip_holds_torch_data(handle: BinaryIO, head: bytes) -> bool:
-    if _first_member_is_data_pkl(head):
-        return True
-    try:
-        with zipfile.ZipFile(handle) as archive:
-            return any(name.endswith("/data.pkl") or name == "data.pkl" for name in archive.namelist())
-    except (zipfile.BadZipFile, EOFError, ValueError, OverflowError, OSError, NotImplementedError):
-        return True  # a damaged zip: let the reader say what is wrong with it
-
-
 class Format(enum.Enum):
     """The checkpoint formats wnaudit reads, recognised by content."""
 
@@ -106,11 +54,122 @@ class UnrecognisedFormat(ValueError):
     """The file is not any checkpoint format wnaudit reads; the message says what it looks like."""
 
 
+#: Bytes read to recognise a file in a walk: a zip's first local header with its member name.
+SNIFF_BYTES = 512
+#: The first bytes every signature's ``starts`` needs (a safetensors header size and its brace).
+HEAD_BYTES = 16
+#: safetensors refuses headers above 100 MB; a larger size field is not safetensors.
+MAX_SAFETENSORS_HEADER = 100_000_000
+
+_ZIP_MAGIC = b"PK\x03\x04"
+#: Legacy (non-zip) torch.save files start with a pickled magic number.
+_LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19"
+_ZIP_NAME_LENGTH = struct.Struct("<H")
+_SAFETENSORS_SIZE = struct.Struct("<Q")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """How one format shows in a file's first bytes: the one place that knows it.
+
+    ``starts``: whether the first :data:`HEAD_BYTES` announce the format; what
+    :func:`detect_format` goes by, and what a directory walk tests before it
+    reads more.  ``confirms``: the walk's stricter test (:func:`looks_like_checkpoint`),
+    which takes no file it is unsure of, given the open file and its first
+    :data:`SNIFF_BYTES`.  A zip is announced as :attr:`Format.TORCH_ZIP`;
+    its central directory tells a TorchScript archive apart.
+    """
+
+    format: Format
+    starts: Callable[[bytes], bool]
+    confirms: Callable[[BinaryIO, bytes], bool]
+
+
+def _zip_starts(head: bytes) -> bool:
+    return head.startswith(_ZIP_MAGIC)
+
+
+def _legacy_starts(head: bytes) -> bool:
+    """The pickle protocol and long-integer opcodes the magic number begins with (torch judges the rest)."""
+    return head.startswith(_LEGACY_TORCH_MAGIC[:3])
+
+
+def _legacy_confirms(handle: BinaryIO, head: bytes) -> bool:
+    return head.startswith(_LEGACY_TORCH_MAGIC)
+
+
+def _safetensors_header_size(head: bytes) -> int | None:
+    """The 8-byte little-endian header size, when the JSON header's brace follows it."""
+    if len(head) < 9 or head[8:9] != b"{":
+        return None
+    return int(_SAFETENSORS_SIZE.unpack(head[:8])[0])
+
+
+def _safetensors_starts(head: bytes) -> bool:
+    size = _safetensors_header_size(head)
+    return size is not None and size < MAX_SAFETENSORS_HEADER
+
+
+def _safetensors_confirms(handle: BinaryIO, head: bytes) -> bool:
+    """A header that is not empty and fits in the file."""
+    size = _safetensors_header_size(head)
+    return size is not None and 0 < size < MAX_SAFETENSORS_HEADER and 8 + size <= os.fstat(handle.fileno()).st_size
+
+
+def _first_member_is_data_pkl(head: bytes) -> bool:
+    if len(head) < 30:
+        return False
+    (name_length,) = _ZIP_NAME_LENGTH.unpack(head[26:28])
+    first = head[30 : 30 + name_length]
+    return first.endswith(b"/data.pkl") or first == b"data.pkl"
+
+
+def _zip_holds_torch_data(handle: BinaryIO, head: bytes) -> bool:
+    """A zip counts only when it holds a ``data.pkl``: torch writes it first, anything else costs a directory read."""
+    if _first_member_is_data_pkl(head):
+        return True
+    try:
+        with zipfile.ZipFile(handle) as archive:
+            return any(name.endswith("/data.pkl") or name == "data.pkl" for name in archive.namelist())
+    except (zipfile.BadZipFile, EOFError, ValueError, OverflowError, OSError, NotImplementedError):
+        return True  # a damaged zip: let the reader say what is wrong with it
+
+
+#: The formats recognised by their first bytes, in the order they are tried (the first that starts decides).
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(Format.TORCH_ZIP, _zip_starts, _zip_holds_torch_data),
+    Signature(Format.TORCH_LEGACY, _legacy_starts, _legacy_confirms),
+    Signature(Format.SAFETENSORS, _safetensors_starts, _safetensors_confirms),
+)
+
+
+def signature_of(head: bytes) -> Signature | None:
+    """The signature a file's first bytes announce, or None when no format starts so."""
+    return next((signature for signature in SIGNATURES if signature.starts(head)), None)
+
+
+def looks_like_checkpoint(path: Path) -> bool:
+    """True when the file's first bytes are a torch zip, a legacy torch file or safetensors.
+
+    Cheap enough for every file of a directory walk: one read of
+    :data:`SNIFF_BYTES`.  The format its first bytes announce must confirm
+    it (:class:`Signature`), so a plain zip of other content is not a
+    checkpoint.
+    """
+    if not is_regular_file(path):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+            signature = signature_of(head)
+            return signature is not None and signature.confirms(handle, head)
+    except OSError:
+        return False
+
+
 #: A TorchScript archive carries its compiled code beside the data.
 _TORCHSCRIPT_MEMBERS = ("constants.pkl", "code/")
 _PICKLE_PROTOCOL_2_PLUS = b"\x80"
-#: safetensors refuses headers above 100 MB; a larger size field is not safetensors.
-MAX_SAFETENSORS_HEADER = 100_000_000
 
 
 def detect_format(path: Path) -> Format:
@@ -126,17 +185,16 @@ def detect_format(path: Path) -> Format:
     if not stat.S_ISREG(mode):
         raise UnrecognisedFormat("not a regular file (a FIFO, socket or device); not read")
     with open(path, "rb") as handle:
-        head = handle.read(16)
+        head = handle.read(HEAD_BYTES)
         if is_index_name(path):
             return Format.SHARD_INDEX
-        if head.startswith(_ZIP_MAGIC):
+        signature = signature_of(head)
+        if signature is not None and signature.format is Format.TORCH_ZIP:
             return _zip_kind(handle)  # the central directory, from the same open file
+    if signature is not None:
+        return signature.format
     if not head:
         raise UnrecognisedFormat("empty file (0 bytes)")
-    if head.startswith(_LEGACY_TORCH_MAGIC[:3]):
-        return Format.TORCH_LEGACY
-    if len(head) >= 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < MAX_SAFETENSORS_HEADER:
-        return Format.SAFETENSORS
     if head.startswith(_PICKLE_PROTOCOL_2_PLUS):
         raise UnrecognisedFormat("a plain pickle, not a torch.save checkpoint; not loaded")
     if _looks_like_text(head):

@@ -359,7 +359,7 @@ def process_main() -> None:
 
     A big lint leaves a heap of cyclic records that only a full collection frees: with Python's
     thresholds one right after the lint and one at exit walked all of it (about 1 s each on a
-    2.8 M-line tree, issue 21).  The process keeps a lint's thresholds throughout and freezes
+    2.8 M-line tree).  The process keeps a lint's thresholds throughout and freezes
     what is left at exit; the OS takes the memory back.  In-process callers (``run``) free theirs.
     """
     gc.set_threshold(*LINT_THRESHOLDS)

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..checkpoint.sniff import CHECKPOINT_SUFFIXES, INDEX_SUFFIX, _LEGACY_TORCH_MAGIC, _ZIP_MAGIC, is_checkpoint_name, is_index_name, looks_like_checkpoint
+from ..checkpoint.sniff import (
+    CHECKPOINT_SUFFIXES, HEAD_BYTES, INDEX_SUFFIX, Format, is_checkpoint_name, is_index_name, looks_like_checkpoint, signature_of,
+)
 from ..common.config import Config
 from ..common.findings import InputError
 from ..exported.sniff import looks_like_exported_program
@@ -205,10 +207,11 @@ def _take(
         return
     head = _head(text) if regular else b""  # a device or FIFO is never opened (the sniffers refuse them too)
     by_name = _checkpoint_name(name, suffix)
-    if not (by_name or _may_be_checkpoint(head)):  # neither sniffer can say yes (an exported program is a zip)
+    signature = signature_of(head)  # None: neither sniffer can say yes (an exported program is a zip)
+    if not (by_name or signature is not None):
         return
     candidate = Path(text)
-    if head[:4] == _ZIP_MAGIC and _exported_program(candidate):
+    if signature is not None and signature.format is Format.TORCH_ZIP and _exported_program(candidate):
         add(found.exported, candidate)
     elif by_name or looks_like_checkpoint(candidate):
         add(found.checkpoints, candidate)
@@ -221,10 +224,6 @@ def _take(
 def _checkpoint_name(name: str, suffix: str) -> bool:
     """``is_checkpoint_name`` from the name alone (as text)."""
     return name.lower().endswith(INDEX_SUFFIX) or suffix.lower() in CHECKPOINT_SUFFIXES
-
-
-#: The first bytes the sniffers' first test needs: a zip's magic, the legacy torch magic, a safetensors brace.
-_HEAD_BYTES = 16
 
 
 def _suffix(name: str) -> str:
@@ -240,13 +239,9 @@ def _head(path: str) -> bytes:
     except OSError:
         return b""
     try:
-        return os.read(handle, _HEAD_BYTES) if stat.S_ISREG(os.fstat(handle).st_mode) else b""
+        return os.read(handle, HEAD_BYTES) if stat.S_ISREG(os.fstat(handle).st_mode) else b""
     except OSError:
         return b""
     finally:
         os.close(handle)
 
-
-def _may_be_checkpoint(head: bytes) -> bool:
-    """Whether ``looks_like_checkpoint`` can say yes to a file starting so (it needs one of these starts)."""
-    return head.startswith((_ZIP_MAGIC, _LEGACY_TORCH_MAGIC)) or head[8:9] == b"{"

@@ -37,7 +37,7 @@ def fewer_collections(thresholds: tuple[int, int, int] = LINT_THRESHOLDS) -> Ite
 
     A cold lint builds a large heap of long-lived facts (analyses, WN110's serving
     facts) that every older-generation collection walks again: a fifth to a quarter
-    of the main process's CPU on a big tree (issue 21).  Cycles are still collected.
+    of the main process's CPU on a big tree.  Cycles are still collected.
     """
     before = gc.get_threshold()
     gc.set_threshold(*thresholds)
@@ -54,7 +54,7 @@ def long_lived_heap() -> Iterator[Callable[[], None]]:
     A cold lint's scan leaves hundreds of thousands of records (analyses, byte
     facts, locations) that live until the run ends, and every middle-generation
     collection of the rules phase walked them again: 0.7 s of the main process
-    on issue 21's tree.  ``gc.freeze`` takes them out of the collector's sight
+    on a 2.8 M-line tree.  ``gc.freeze`` takes them out of the collector's sight
     (a cycle among them that is garbage already waits for the block's end: a
     few thousand objects on that tree); the block's end gives them back.  A
     process that froze its own heap before (a server about to fork) keeps it so.

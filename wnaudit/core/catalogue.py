@@ -217,14 +217,14 @@ SELF_RETURNING_METHODS: frozenset[str] = frozenset({
     "share_memory", "to_empty", "type",
 })
 #: Constructors of a mapping of named model parts (``Munch(decoder=Decoder(...))``, ``nn.ModuleDict({...})``):
-#: WN110 follows each entry by its key, so a part that inference never reads is not served (issue 22, shape d).
+#: WN110 follows each entry by its key, so a part that inference never reads is not served.
 CONTAINER_CONSTRUCTORS: frozenset[str] = frozenset({
     "dict", "collections.OrderedDict", "types.SimpleNamespace", "argparse.Namespace", "munch.Munch",
     "munch.DefaultMunch", "easydict.EasyDict", "addict.Dict", "torch.nn.ModuleDict",
     "torch.nn.modules.container.ModuleDict",
 })
 #: Calls that build the classes a config names (Hydra's ``_target_``, jsonargparse/Lightning ``class_path``,
-#: hyperpyyaml's ``!new:``): WN110 reads the project's YAML files for what they build (issue 22, shape d).
+#: hyperpyyaml's ``!new:``): WN110 reads the project's YAML files for what they build.
 CONFIG_INSTANTIATORS: frozenset[str] = frozenset({
     "hydra.utils.instantiate", "hydra._internal.instantiate._instantiate2.instantiate",
     "lightning.pytorch.cli.instantiate_class", "pytorch_lightning.cli.instantiate_class",

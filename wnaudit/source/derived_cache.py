@@ -243,8 +243,8 @@ class Verdict(NamedTuple):
     #: Why the fix has no safe point for the fold ("": it has; ``serving/fold_point.py``), kept so a warm run never
     #: parses the serving file: it rests on that file's bytes, a ``serving_reads`` observation like the verdict.
     no_fold: str = ""
-    #: Further inference sites no fold covers, each a verdict's fields without ``others`` (issue 35: every site
-    #: the rule knows of is folded by the fix or reported).
+    #: Further inference sites no fold covers, each a verdict's fields without ``others``: every site
+    #: the rule knows of is folded by the fix or reported.
     others: tuple[tuple[Any, ...], ...] = ()
 
     def all_sites(self) -> "list[Verdict]":

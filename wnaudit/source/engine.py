@@ -2,8 +2,8 @@
 
 Each stage is a module of ``wnaudit.source.pipeline``: ``inputs`` -> ``read``
 -> ``prefilter`` -> ``analyse`` (run over the inputs by ``scan``, in the
-``-j`` workers when it pays) -> ``project_model`` -> ``rules`` -> ``plan`` ->
-``apply`` -> ``report``.  Cost model: every file is read and searched for the
+``-j`` workers when it pays) -> ``link`` -> ``run_rules`` -> ``plan`` ->
+``apply`` -> ``collect``.  Cost model: every file is read and searched for the
 catalogue's API names (a substring search); only files that can hold a
 finding are parsed, with CPython's ``ast``; the others count as checked.
 libcst parses only files that get a fix.
@@ -30,10 +30,10 @@ from .pipeline.apply import Files, apply_plan, commit, pending, recover
 from .pipeline.inputs import Inputs, gather_inputs
 from .pipeline.plan import FixPlan, plan_fixes
 from .pipeline.prefilter import Scanned
-from .pipeline.project_model import adopt, cached_workspace, default_workspace, new_workspace
+from .pipeline.link import adopt, cached_workspace, default_workspace, new_workspace
 from .pipeline.read import read_source
-from .pipeline.report import fixed_findings, placed, planned_findings
-from .pipeline.rules import active, file_candidates, findings_of, identity, offered, serving_syntax_errors, to_finding
+from .pipeline.collect import fixed_findings, placed, planned_findings
+from .pipeline.run_rules import file_candidates, findings_of, identity, offered, serving_syntax_errors, to_finding
 from .pipeline.scan import scan_all
 from .reading import SourceError
 from .workspace import Workspace
@@ -216,10 +216,3 @@ def fix_source(
         return source, []
     reported = {identity(c) for c in plan.findings[path]}
     return new_source, [to_finding(path, c) for c in applied if identity(c) in reported]
-
-
-# Names tests and benchmarks reached in the engine before the stages were modules.
-_compiles_quietly = compiles_quietly
-_syntax_message = syntax_message
-_read_source = read_source
-_active = active

@@ -1,7 +1,7 @@
 """The project model: the one place the cross-file rules (WN109, WN110) ask what the project's code does.
 
 Rules do not walk code.  They read their own file's ``FileSummary`` and ask
-this model the three questions issue 22 names, each answered from facts the
+this model three questions, each answered from facts the
 analyse stage keeps (``analysis.py`` with ``construction.py``; ``serving/facts.py``):
 
 * **What sits where, built how.**  ``value`` follows a construction through

@@ -2,7 +2,7 @@
 
 The resolvers keep a placeholder under a key while they compute it (a cycle
 of re-exports reaching the key again reads "nothing").  A file whose analysis
-fails (``pipeline/rules.py`` reports it and goes on) must not leave that
+fails (``pipeline/run_rules.py`` reports it and goes on) must not leave that
 placeholder behind: the next file asking the same question would take it for
 the answer and lose its findings.
 """

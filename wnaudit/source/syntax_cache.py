@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 #: The verdict of a file that parses.
 OK = "ok"
-#: How every cached error message starts (``engine._syntax_message``).
+#: How every cached error message starts (``pipeline.analyse.syntax_message``).
 SYNTAX_ERROR_PREFIX = "syntax error at "
 
 

@@ -2,10 +2,10 @@
 
 ``inputs`` (the files of the run, notebook views) -> ``read`` (bytes) ->
 ``prefilter`` (can these bytes hold a finding?) -> ``analyse`` (per-file facts,
-in the ``-j`` workers by ``scan``) -> ``project_model`` (the workspace: imports,
-classes, constructions across files) -> ``rules`` (candidates, suppressions) ->
-``plan`` (every edit across files, with its applicability) -> ``apply`` (one
-transaction across files) -> ``report`` (findings, re-linted from the disk
-after a fix).  ``wnaudit.source.engine.lint_files`` runs them in that order.
+in the ``-j`` workers by ``scan``) -> ``link`` (the workspace: imports,
+classes, constructions across files) -> ``run_rules`` (candidates,
+suppressions) -> ``plan`` (every edit across files, with its applicability)
+-> ``apply`` (one transaction across files) -> ``collect`` (findings in
+report order, re-linted from the disk after a fix).  ``wnaudit.source.engine.lint_files`` runs them in that order.
 Nothing is imported here: each stage imports only the stages before it.
 """

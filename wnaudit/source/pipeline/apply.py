@@ -54,7 +54,7 @@ from ..syntax_cache import digest_of
 from ..workspace import Workspace
 from .analyse import summarize_at
 from .plan import Edit, FixPlan
-from .rules import Binding
+from .run_rules import Binding
 
 logger = logging.getLogger(__name__)
 

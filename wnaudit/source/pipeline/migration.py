@@ -1,4 +1,4 @@
-"""What a WN103 migration takes along: every legacy removal that may receive a module it migrates (issue 35, item 6).
+"""What a WN103 migration takes along: every legacy removal that may receive a module it migrates.
 
 Migrating ``torch.nn.utils.weight_norm(conv)`` to the parametrization breaks
 each legacy ``remove_weight_norm`` that later meets that module: it raises

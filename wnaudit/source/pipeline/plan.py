@@ -19,7 +19,7 @@ from ..context import Context
 from ..model import FileSummary
 from ..rules import BY_CODE, Candidate
 from .migration import settle_migrations, unfixed
-from .rules import Binding, active, applies, file_candidates, identity, offered, withhold
+from .run_rules import Binding, active, applies, file_candidates, identity, offered, withhold
 
 
 @dataclass(frozen=True)

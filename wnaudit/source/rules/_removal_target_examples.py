@@ -1,4 +1,4 @@
-"""WN109's examples for the removal targets of issue 22 (e), each a small copy of a shape from real code.
+"""WN109's examples of removal targets that hold no norm, or hold it deeper, each a small copy of a shape from real code.
 
 Every example ends with the call that runs the removal, so executing it under
 torch shows what it does (``tests/source/test_removal_targets.py``): the
@@ -145,7 +145,7 @@ NORMED_DOWNS = "        self.source_downs = nn.ModuleList([weight_norm(nn.Conv1d
 NORMED_IN_A_LOOP = "        for down in self.source_downs:\n            weight_norm(down)\n"
 
 
-# -- issue 35 (8): shapes WN109 missed on held-out packages ------------------------------------------------------
+# -- shapes from packages WN109 was not developed on (wrappers chosen by a flag, resblock lists) ----------------
 def chosen_wrapper(removal: str, norm: str = '"weight_norm"') -> str:
     """A block choosing its conv class by a flag (``conv1d_type = SConv1d if causal else NormConv1d``), each a
     wrapper of the SEANet/EnCodec ``NormConv1d`` family, built with ``norm=<norm>``."""

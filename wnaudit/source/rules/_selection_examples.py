@@ -1,4 +1,4 @@
-"""WN110's examples for weight norm a constructor parameter guards (issue 22): applied only if a construction selects it.
+"""WN110's examples for weight norm a constructor parameter guards: applied only if a construction selects it.
 
 moshi's shape: ``apply_parametrization_norm(conv, norm)`` applies weight norm
 for ``norm == "weight_norm"`` only, and the loader builds the encoder with

@@ -76,7 +76,7 @@ class RemovalFromModuleWithoutNorm(Rule):
             "        self.conv = nn.Conv1d(2, 2, 3)\n        weight_norm(self.conv)  # noqa: WN103\n\n"
             "    def fold(self):\n        remove_weight_norm(self.conv)\n"
         ),
-        # Issue 22 (e): each shape's valid counterpart (see ``_removal_target_examples``).
+        # Each removal-target shape's valid counterpart (see ``_removal_target_examples``).
         Valid(examples.wrapper("self.cond_layer.remove_weight_norm()", methods=True)),  # the wrapper's own method reaches it
         Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=True")),  # the flag keeps the norm
         Valid(examples.flag(_MODERN_PRE, "")),  # the default keeps it
@@ -85,7 +85,7 @@ class RemovalFromModuleWithoutNorm(Rule):
         Valid(examples.flag(_MODERN_PRE, "conv_pre_weight_norm=False", guard="try:")),
         Valid(examples.never_normed(_MODERN_DOWN, examples.NORMED_DOWNS)),  # normed where it is built
         Valid(examples.never_normed(_MODERN_DOWN, examples.LISTED_DOWNS, extra=examples.NORMED_IN_A_LOOP)),  # normed in a loop
-        # Issue 35 (8): the wrapper's own method reaches the norm, whichever class is chosen or built.
+        # The wrapper's own method reaches the norm, whichever class is chosen or built.
         Valid(examples.chosen_wrapper('remove_parametrizations(self.conv.conv, "weight")').replace("SConv1d if", "NormConv1d if")),
         Valid(examples.resblocks("l.remove_weight_norm()")),
         Valid(examples.resblocks("l.remove_weight_norm()", examples.CHOSEN_RESBLOCKS)),
@@ -106,7 +106,7 @@ class RemovalFromModuleWithoutNorm(Rule):
         Invalid(examples.flag("remove_weight_norm(self.conv_pre)", "conv_pre_weight_norm=False", legacy=True), expected_replacement=None),
         Invalid(examples.never_normed("remove_weight_norm(down)", examples.APPENDED_DOWNS, legacy=True), expected_replacement=None),
         Invalid(examples.never_normed(_MODERN_DOWN, examples.LISTED_DOWNS), expected_replacement=None),
-        # Issue 35 (8): a class chosen by a flag, each choice a wrapper; resblocks holding no parametrization
+        # A class chosen by a flag, each choice a wrapper; resblocks holding no parametrization
         # themselves; a wrapper whose constructor, for the string it is given, applies no norm.
         Invalid(examples.chosen_wrapper(_MODERN_WRAPPER_35), expected_replacement=None),
         Invalid(examples.resblocks('remove_parametrizations(l, "weight")'), expected_replacement=None),

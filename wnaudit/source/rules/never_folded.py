@@ -76,7 +76,7 @@ _CHAIN = _BLOCK + (
     "    def remove_weight_norm(self):\n"
     "        self.block.remove_weight_norm()\n\n\n"
 )
-#: Shape d (issue 22): a ``Munch`` of parts a factory builds, every part put in eval mode by the loader.
+#: A mapping of parts: a ``Munch`` of parts a factory builds, every part put in eval mode by the loader.
 _PARTS = (
     "def build_model():\n"
     "    return Munch(decoder=Generator(), mpd=Discriminator())\n\n\n"
@@ -183,7 +183,7 @@ class NeverFoldedWeightNorm(Rule):
             "    with torch.inference_mode():\n"
             "        return model(mel)\n"
         ),
-        # Shape a (issue 22): folded through a project helper that loops over ``modules()``, tolerating
+        # Folded through a project helper that loops over ``modules()``, tolerating
         # modules without weight norm.
         Valid(
             _HEADER + _GENERATOR + "\n\n"
@@ -306,11 +306,11 @@ class NeverFoldedWeightNorm(Rule):
             _HEADER + _REGISTRY + "@register(\"plain\")\nclass Plain(nn.Module):\n    pass\n\n\n"
             + _GENERATOR + "\n\n" + _BUILD
         ),
-        # Weight norm a constructor parameter guards, which no construction selects (issue 22).
+        # Weight norm a constructor parameter guards, which no construction selects.
         *selection.VALID,
     )
     INVALID = (
-        # Shape b (issue 22): the block's removal is called only from the vocoder's, which nothing calls.
+        # A removal nothing runs: the block's removal is called only from the vocoder's, which nothing calls.
         Invalid(
             _HEADER + _CHAIN + "def load(path):\n"
             "    vocoder = Vocoder()\n"
@@ -522,7 +522,7 @@ class NeverFoldedWeightNorm(Rule):
             if verdict is None:
                 continue
             site = summary.applications[position].site
-            # One finding per inference site no fold covers: the fix folds at each (issue 35).
+            # One finding per inference site no fold covers: the fix folds at each (none stays live behind the first).
             for each in verdict.all_sites():
                 yield self._candidate(site, each, context.workspace.fix_fold)
 

@@ -1,8 +1,9 @@
-"""WN110's serving facts of the files the index is about to read, parsed in worker processes meanwhile (issue 21).
+"""WN110's serving facts of the files the index is about to read, parsed in worker processes meanwhile.
 
-The index finds the files it reads as it links (name searches), so nothing
-can compute their facts before it asks; but where it has a list of files it
-will read one after the other (``prepare``, ``_served``), the workers parse
+A cold run's main process then links while the workers parse.  The index
+finds the files it reads as it links (name searches), so nothing can compute
+their facts before it asks; but where it has a list of files it will read one
+after the other (``prepare``, ``_served``), the workers parse
 them while the main process goes through the list and links what it has.
 Each task carries the bytes the index read, and the answer is taken by the
 ``facts_cache.facts_key`` of those bytes: a file the index reads again with

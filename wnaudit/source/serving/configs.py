@@ -1,4 +1,6 @@
-"""Classes a project's YAML configs name for instantiation, by where they sit (issue 22, shape d).
+"""Classes a project's YAML configs name for instantiation, by where they sit.
+
+A loader that builds its model from a config file names the class there, not in the code.
 
 ``model = hydra.utils.instantiate(cfg)`` builds the class the config's
 top-level ``_target_`` names; ``instantiate(cfg.generator)`` the one under

@@ -1,8 +1,8 @@
 """What project functions do to the models they are given, and what an inference entry runs of a model.
 
-WN110's verdict is a query on two summaries of the project (issue 22):
+WN110's verdict is a query on two summaries of the project:
 
-* **Folds through helpers** (shape a).  A function folds its parameter when
+* **Folds through helpers**.  A function folds its parameter when
   it applies a remover or a fold API to it or to each of its ``modules()``
   (``for m in model.modules(): try: remove_parametrizations(m, "weight")``),
   removes a ``WeightNorm`` hook it checked for (``hook.remove(module)``),
@@ -11,7 +11,7 @@ WN110's verdict is a query on two summaries of the project (issue 22):
   graph: it is the reachability of a local fold over "parameter ``i`` of ``f``
   is passed as parameter ``j`` of ``g``" edges, so cycles (mutual recursion)
   need no special case and a cycle with no local fold folds nothing.
-* **What an inference entry executes** (shape c).  A model put in eval mode
+* **What an inference entry executes**.  A model put in eval mode
   runs what the code around the site calls on it (``model(...)`` runs
   ``forward``, ``model.model_g.infer(...)`` reads ``model_g``) and what those
   methods read of ``self``, closed over the methods they call.  A part held

@@ -31,7 +31,8 @@ from ..resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 #: ``("self", class qualname)`` (``self`` in a method of that class, or of a subclass) or ``("ret", class qualname,
 #: method)`` (what ``self.<method>(...)`` returns) or ``("arg", class qualname, parameter)`` (what the class's
 #: constructions pass as that ``__init__`` parameter).  A mapping of parts (``Munch(decoder=...)``, a dict literal) is
-#: ``("new", "<module>.<Munch@line:column>")``: a class of its own whose attributes are its keys (issue 22, shape d).
+#: ``("new", "<module>.<Munch@line:column>")``: a class of its own whose attributes are its keys (a part inference
+#: never reads is then not served).
 Ref = tuple[str, ...]
 
 _REMOVERS = frozenset(
@@ -71,15 +72,15 @@ class Use:
     kind: str = "mode"
     #: What the code around the site does with the model (its function; the class for ``self.<name>``):
     #: ``name`` for a member read, ``name()`` for a method called, ``()`` for the model called itself.
-    #: WN110 asks which of the model's parts the inference entry executes (issue 22, shape c).
+    #: WN110 asks which of the model's parts the inference entry executes: a part nothing runs costs nothing.
     members: tuple[str, ...] = ()
     #: The model leaves that code (returned, handed to a call, stored): anything may run it.
     whole: bool = True
     #: A fold by the legacy weight-norm remover alone: it folds nothing the modern spelling applied (it raises,
-    #: and a ``try``/``except`` around it hides that; issue 35).
+    #: and a ``try``/``except`` around it hides that).
     legacy: bool = False
     #: A fold inside ``for name, child in model.named_children():`` that a test on ``name`` guards (or skips with
-    #: ``continue``): the test as written.  It folds only some parts; the others stay live (issue 35).
+    #: ``continue``): the test as written.  It folds only some parts; the others stay live.
     partial: str = ""
 
 
@@ -117,7 +118,7 @@ class Body:
     #: Instances it returns (a loader function returning a model).
     returns: list[Ref] = field(default_factory=list)
     #: Each ``return <name>`` of a model, as an inference site: a declared serving entry (``[tool.wnaudit]
-    #: serving``) hands what it returns to inference, so the fold goes before that return (issue 35).
+    #: serving``) hands what it returns to inference, so the fold goes before that return.
     returned_at: list[Use] = field(default_factory=list)
     #: A classmethod or staticmethod that puts what it builds in eval mode (``from_pretrained``): its ``eval()``
     #: calls in order (a loader may evaluate several models; WN110 names the one of the served carrier).
@@ -127,7 +128,7 @@ class Body:
     end_line: int = 0
     #: ``self.eval()`` / ``self.requires_grad_(False)`` in this method (in ``__init__``: the class serves itself).
     evaluates_self: Use | None = None
-    # What the body does to its parameters, for the summaries ``effects.py`` builds bottom-up (issue 22, shape a).
+    # What the body does to its parameters, for the summaries ``effects.py`` builds bottom-up (folds through helpers).
     #: Positional parameter names (``self`` first for a method).
     params: list[str] = field(default_factory=list)
     #: Parameters a remover or fold API is applied to (or to each of their ``modules()``).
@@ -167,7 +168,7 @@ class ClassFacts:
     #: a carrier built that way cannot be traced to one attribute (shape c).
     loose: set[str] = field(default_factory=set)
     #: Attributes typed with project classes (``hift: HiFTGenerator`` in the class body, ``self.hift: HiFTGenerator
-    #: = hift``): what they hold where the code does not show it (a config shipped with the weights, issue 35).
+    #: = hift``): what they hold where the code does not show it (a config shipped with the weights).
     attr_types: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -232,7 +233,7 @@ class ServingFacts:
 
 
 #: Members a name is used for: a tuple while few (most names: one), a set past ``_FEW_MEMBERS`` (an empty set alone is
-#: 216 bytes; a big file's walk holds one per name and function, issue 21's memory target).
+#: 216 bytes; a big file's walk holds one per name and function).
 Members: TypeAlias = "tuple[str, ...] | set[str]"
 _FEW_MEMBERS = 8
 
@@ -345,7 +346,7 @@ class _Walker(Visitor):
 
     def _bind_entry(self, target: ast.Subscript, value: ast.expr) -> None:
         """``TABLE[key] = cls`` (a registry's store), and a model kept in a mapping: ``parts["hift"] = HiFT()`` on a
-        local mapping, ``self.models["hift"] = HiFT()`` (issue 35), read as one more value of the mapping."""
+        local mapping, ``self.models["hift"] = HiFT()``, read as one more value of the mapping."""
         frame, mapping = self.frame, target.value
         if isinstance(mapping, ast.Name):
             self.pending.append(("store", mapping, frame, value))
@@ -681,7 +682,7 @@ class _Linker:
 
     def _chosen_by_name(self, name: str, frame: _Frame, depth: int) -> tuple[Ref, ...]:
         """``cls = REGISTRY[cfg["type"]]`` or ``cls = getattr(models, name)``, then ``cls(...)``: the class the
-        local name was chosen as (issue 35), as if the lookup were called where it is written."""
+        local name was chosen as, as if the lookup were called where it is written."""
         scope = self.resolver.bindings_of(name, frame.scope)
         out: list[Ref] = []
         for value, where in self.walker.values.get((id(scope[0]), name), ())[:8] if scope is not None else ():
@@ -717,7 +718,7 @@ class _Linker:
 
         ``model = Munch(decoder=Decoder(...), mpd=Discriminator())`` then
         ``model.decoder(...)``: what inference reads of it decides which parts
-        are served, as for a class's attributes (shapes c and d of issue 22).
+        are served, as for a class's attributes.
         """
         kind = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else (
             node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else "dict"
@@ -797,7 +798,10 @@ class _Linker:
 
     # -- the records ----------------------------------------------------------------
     def run(self) -> ServingFacts:
-        """Link the walk's records, each released once linked: the nodes only it holds go then (issue 21's memory)."""
+        """Link the walk's records, each released once linked: the nodes only it holds go then.
+
+        A big file's walk so never holds all its records' nodes at once.
+        """
         pending, self.walker.pending = self.walker.pending, []
         pending.reverse()
         while pending:
@@ -1189,7 +1193,7 @@ class _Linker:
         if needed is not None and not (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is needed):
             return False
         line, column = node.lineno, node.col_offset + 1
-        keyed = func.value  # ``self.models["hift"].eval()``: that entry, not the whole mapping (issue 35)
+        keyed = func.value  # ``self.models["hift"].eval()``: that entry, not the whole mapping
         refs = (self.member_refs(keyed, frame) if isinstance(keyed, ast.Subscript) else ()) or self.model_refs(keyed, frame)
         members, whole = self._usage(func.value, frame)
         site = Use(line, column, f"`{ast.unparse(node)}`", refs, frame.number, ast.unparse(func.value), "mode", members, whole)
@@ -1289,8 +1293,8 @@ def _config_path(node: ast.expr) -> str:
 
 
 def _entry_as_mapping(target: ast.Subscript, value: ast.expr) -> ast.Dict:
-    """``models["hift"] = HiFT()`` read as one more value of ``models``, a mapping holding that entry (issue 35:
-    models kept in dicts); a key not written is ``"*"``, as for a mapping built whole."""
+    """``models["hift"] = HiFT()`` read as one more value of ``models``, a mapping holding that entry (models
+    kept in dicts); a key not written is ``"*"``, as for a mapping built whole."""
     return ast.copy_location(ast.Dict(keys=[target.slice], values=[value]), target)
 
 
@@ -1429,7 +1433,7 @@ def shift_lines(tree: ast.AST, offset: int) -> None:
 
     The walk keeps the nodes the linker reads (about two in five of a file's);
     ``increment_lineno`` gives each node two new numbers of its own (a tenth of
-    what a big file's walk holds, issue 21's memory target).
+    what a big file's walk holds).
     """
     shifted: dict[int, int] = {}
     stack: list[object] = [tree]
@@ -1460,7 +1464,7 @@ def slim_nodes(records: Iterable[tuple[str, object, _Frame, object]]) -> None:
     The linker reads the calls, values and annotations the walk kept, often
     two in five of a file's nodes; without the end positions a node's
     attribute dictionary is the small size (a fifth of what a big file's walk
-    holds, issue 21's memory target).  A node without them has its subtree
+    holds).  A node without them has its subtree
     slimmed already (nested calls are kept once for each call around them).
     """
     stack: list[object] = []

@@ -80,8 +80,8 @@ class Served:
     why: str = ""
     #: The model a fold should name where the site's is a mapping of parts (``model["decoder"]``; "": the site's).
     target: str = ""
-    #: Further inference sites of the model that no fold covers, each as its own ``Served`` (issue 35: every site
-    #: is folded by the fix or reported, not only the first one found).
+    #: Further inference sites of the model that no fold covers, each as its own ``Served``: every site
+    #: is folded by the fix or reported, not only the first one found.
     others: tuple["Served", ...] = ()
     #: A removal that already runs at the site on the model (``model.remove_weight_norm()`` that cannot fold):
     #: a fold added beside it would make one of the two raise, so the fix adds none there ("": none runs).
@@ -161,7 +161,7 @@ class ServingIndex:
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
         #: Whether a start applies only the modern weight norm (the context's styles): then a fold by the legacy
-        #: remover alone folds nothing (it raises; issue 35), what WN101 reports.
+        #: remover alone folds nothing (it raises, and WN101 reports it).
         self.modern_only: Callable[[Key], bool] = lambda key: False
         #: Declared serving entries (``declare``), each (its file, its qualified name there, its body); None: not read.
         self._entries: "list[tuple[Path, str, Body]] | None" = None
@@ -198,7 +198,7 @@ class ServingIndex:
         return self._entries
 
     def _entry_sites(self, carriers: set[Key]) -> list[tuple[Path, Use, frozenset[Key]]]:
-        """Each ``return`` of a carrier in a declared entry: the model leaves for inference there (issue 35)."""
+        """Each ``return`` of a carrier in a declared entry: the model leaves for inference there."""
         sites: list[tuple[Path, Use, frozenset[Key]]] = []
         for file, _, body in self.entry_bodies():
             for use in body.returned_at:
@@ -750,7 +750,7 @@ class ServingIndex:
         owner = facts.classes.get(class_qual) if facts is not None else None
         for value in owner.attrs.get(attribute, ()) if owner is not None else ():
             out |= self.instances(file, value, depth + 1)
-        if not out and owner is not None and attribute in owner.attr_types:  # typed, its value not shown (issue 35)
+        if not out and owner is not None and attribute in owner.attr_types:  # typed; the value is in a config
             out = self._resolved_all(file, owner.attr_types[attribute]) & self._prepared
         return out
 
@@ -1055,7 +1055,10 @@ class ServingIndex:
         return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers), removal=removal)
 
     def _removal_at(self, file: Path, use: Use, carriers: set[Key], family: set[Key], folding: set[str]) -> str:
-        """A removal of a carrier, of either spelling, that the site's function already runs (issue 35, item 6)."""
+        """A removal of a carrier, of either spelling, that the site's function already runs.
+
+        A fold added beside it would make one of the two raise.
+        """
         facts = self.facts(file)
         if facts is None:
             return ""
@@ -1074,7 +1077,7 @@ class ServingIndex:
         self, sites: list[tuple[Path, Use, frozenset[Key]]], local: set[tuple[Path, int]],
         entries: "list[tuple[Path, Use, frozenset[Key]]] | None" = None,
     ) -> list[tuple[Path, Use, frozenset[Key]]]:
-        """The sites no fold covers, one per function that builds its own model, in order (issue 35).
+        """The sites no fold covers, one per function that builds its own model, in order: each gets its own fold.
 
         A site whose model its function builds (a class called, a config or a
         registry instantiated) is covered only by a fold in that same function:
@@ -1138,7 +1141,7 @@ class ServingIndex:
 
     def _fold_reaches(self, file: Path, refs: Iterable[Ref], carriers: set[Key]) -> bool:
         """A fold API given a carrier: ``fold(model.dec)`` reaches what ``dec`` holds, not the siblings the served
-        forward also runs (issue 35); a member that resolves to nothing stands for its owner, as before."""
+        forward also runs; a member that resolves to nothing stands for its owner, as before."""
         for ref in refs:
             found = self.instances(file, ref)
             while not found and ref[0] == "sub" and len(ref) > 2:
@@ -1407,7 +1410,7 @@ class ServingIndex:
                 yield f"`.{name}()`", scope
 
     def _partial(self, files: list[Path], carriers: set[Key]) -> str:
-        """The message's evidence: a fold in a loop over the model's parts that skips some of them (issue 35)."""
+        """The message's evidence: a fold in a loop over the model's parts that skips some of them."""
         for file in files:
             facts = self.facts(file)
             for use in facts.folds if facts is not None else ():
@@ -1445,7 +1448,7 @@ class ServingIndex:
     def _runs(
         self, start: Key, use: Use, reached: frozenset[Key], carriers: set[Key], parts: "dict[Key, set[str]] | None" = None,
     ) -> bool:
-        """Does the inference entry at ``use`` execute the weight norm applied in ``start`` (issue 22, shape c)?
+        """Does the inference entry at ``use`` execute the weight norm applied in ``start``?
 
         The model runs what the code around the site uses of it; a carrier
         held only in attributes nothing on that path reads (discriminators

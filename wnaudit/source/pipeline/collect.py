@@ -1,4 +1,4 @@
-"""Report: the findings in the order and shape the renderers take (notebook findings by cell and line)."""
+"""Collect: the findings in the order and shape the renderers take (notebook findings by cell and line)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .. import notebook
 from ..rules import Candidate
 from .inputs import Inputs
 from .plan import FixPlan
-from .rules import to_finding
+from .run_rules import to_finding
 
 
 def planned_findings(plan: FixPlan) -> list[Finding]:

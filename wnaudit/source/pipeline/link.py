@@ -1,8 +1,10 @@
-"""Project model: the workspace that answers across files (imports, classes, constructions, serving paths).
+"""Link: the run's workspace, which answers across files (imports, classes, constructions, serving paths).
 
 It resolves imports from the config's source roots and reads the modules a
 linted file reaches on demand; ``adopt`` completes the linted files' facts
 with what their imports stand for (a notebook from its view, not its JSON).
+The project model the cross-file rules ask (``source/project_model.py``) is
+built on this workspace later, when a rule first asks (``Context.model``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rules: the candidates of every linted file, as the run reports them (suppressions, selection, reach of fixes).
+"""Run the rules: the candidates of every linted file, as the run reports them (suppressions, selection, reach of fixes).
 
 A candidate is a rule's answer for one site; it is a finding unless a
 ``# noqa`` or the config turns it off.  A fix that edits another file is
