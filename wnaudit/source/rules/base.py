@@ -161,7 +161,8 @@ class Rule:
     title: ClassVar[str]
     severity: ClassVar[Severity]
     #: Whether ``--fix`` applies the rule's fix or only ``--unsafe-fixes`` does; the rule page says why.
-    applicability: ClassVar[Applicability]
+    #: ``None``: the rule offers no fix (its candidates carry none; the page's "Fix safety" says so).
+    applicability: ClassVar[Applicability | None]
     VALID: ClassVar[tuple[Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     #: The rule reads the file's whole project, not just the file and its imports: it runs only when selected.
