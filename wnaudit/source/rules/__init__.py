@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ...common.findings import CodeInfo
 from ..model import FileSummary
+from ..providers.base import Provider
 from .base import Candidate, Fix, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
@@ -47,6 +48,12 @@ BY_CODE: dict[str, CodeInfo] = {info.code: info for info in SOURCE_CODES}
 BY_NAME: dict[str, type[Rule]] = {rule.__name__: rule for rule in RULES}
 
 
+def declared_providers() -> tuple[type[Provider], ...]:
+    """The fact providers the rules declare (``Rule.PROVIDERS``), each once, by name: what the analysis computes."""
+    found = {provider.name: provider for rule in RULES for provider in rule.PROVIDERS}
+    return tuple(found[name] for name in sorted(found))
+
+
 def all_rules() -> list[type[Rule]]:
     """Every source rule, in code order (for docs, SARIF and listings)."""
     return list(RULES)
@@ -68,4 +75,4 @@ def candidates(summary: FileSummary, context: Context, enabled: "Callable[[str],
     return out
 
 
-__all__ = ["BY_CODE", "BY_NAME", "RULES", "SOURCE_CODES", "Candidate", "Fix", "Invalid", "Rule", "Valid", "all_rules", "candidates"]
+__all__ = ["BY_CODE", "BY_NAME", "RULES", "SOURCE_CODES", "Candidate", "Fix", "Invalid", "Rule", "Valid", "all_rules", "candidates", "declared_providers"]

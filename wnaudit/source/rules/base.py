@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 from ...common.findings import Applicability, CodeInfo, Severity
 from ...core import catalogue
 from ..model import FileSummary, Site
+from ..providers.base import Provider
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -167,6 +168,9 @@ class Rule:
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     #: The rule reads the file's whole project, not just the file and its imports: it runs only when selected.
     project_wide: ClassVar[bool] = False
+    #: The fact providers (``source/providers/``) whose facts the rule reads through ``Context.fact``: the
+    #: analysis computes every provider some rule declares, on the same parse as the summary.
+    PROVIDERS: ClassVar[tuple[type[Provider], ...]] = ()
     #: Its fix changes what the other rules find (it migrates a spelling they read): the plan re-runs every
     #: rule on the view after the fix and plans, with it, the fixes the new findings need.  Data, so that the
     #: plan stage reads it for any rule and names none.
