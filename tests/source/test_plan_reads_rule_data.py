@@ -14,38 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.source.test_source_fix_migration import MODEL, SWALLOWING
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 from wnaudit.source.pipeline import plan
 from wnaudit.source.rules import RULES
 from wnaudit.source.rules.application import DeprecatedLegacyWeightNorm
-
-MODEL = """
-import torch.nn as nn
-from torch.nn.utils import weight_norm
-
-from .utils import fold
-
-
-class Generator(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = weight_norm(nn.Conv1d(4, 4, 3))
-
-    def remove_weight_norm(self):
-        fold(self.conv)
-"""
-
-SWALLOWING = """
-from torch.nn.utils import remove_weight_norm
-
-
-def fold(module):
-    try:
-        remove_weight_norm(module)
-    except ValueError:
-        pass
-"""
 
 
 def _model_alone(root: Path) -> Path:
@@ -71,11 +45,11 @@ def test_every_declared_settle_step_loads_and_reruns_are_declared_on_classes():
 def test_the_plan_runs_the_settle_step_the_rule_declares(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     model = _model_alone(tmp_path)
     declared = lint_files([model], RunOptions(unsafe_fixes=True)).findings
-    assert [(f.code, f.fixable) for f in declared] == [("WN103", False)]
+    assert [(f.code, f.fixable) for f in declared] == [("WN103", False)] * 2
     assert "may receive the migrated module" in declared[0].message
     monkeypatch.setattr(DeprecatedLegacyWeightNorm, "SETTLE_FIXES", "")
     undeclared = lint_files([model], RunOptions(unsafe_fixes=True)).findings
-    assert [(f.code, f.fixable) for f in undeclared] == [("WN103", True)]
+    assert [(f.code, f.fixable) for f in undeclared] == [("WN103", True)] * 2
 
 
 def test_the_plan_reruns_the_rules_only_for_a_rule_that_declares_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

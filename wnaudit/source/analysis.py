@@ -12,7 +12,7 @@ import contextlib
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Protocol
 
 from ..common.gc_pause import cyclic_gc_paused
 from ..core import catalogue
@@ -385,16 +385,7 @@ class _Collector(Visitor):
 
     # -- context ------------------------------------------------------------
     def visit_Try(self, node: ast.Try) -> None:
-        saved = self.tries
-        caught: set[str] = set()
-        for handler in node.handlers:
-            caught |= caught_names(handler)
-        self.tries = (*saved, frozenset(caught))
-        for statement in node.body:
-            self.visit(statement)
-        self.tries = saved
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
-            self.visit(part)
+        walk_try(self, node)
 
     visit_TryStar = visit_Try  # type: ignore[assignment]
 
@@ -587,7 +578,29 @@ def split_lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
-def caught_names(handler: ast.ExceptHandler) -> set[str]:
+class TryWalker(Protocol):
+    """A walk that keeps what each enclosing ``try`` catches (innermost last)."""
+
+    tries: tuple[frozenset[str], ...]
+
+    def visit(self, node: ast.AST) -> Any: ...
+
+
+def walk_try(walker: TryWalker, node: ast.Try) -> None:
+    """Walk a ``try``: its body with what its handlers catch on ``walker.tries``, the rest without."""
+    saved = walker.tries
+    caught: set[str] = set()
+    for handler in node.handlers:
+        caught |= _caught_names(handler)
+    walker.tries = (*saved, frozenset(caught))
+    for statement in node.body:
+        walker.visit(statement)
+    walker.tries = saved
+    for part in (*node.handlers, *node.orelse, *node.finalbody):
+        walker.visit(part)
+
+
+def _caught_names(handler: ast.ExceptHandler) -> set[str]:
     if handler.type is None:
         return {"BaseException"}
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]

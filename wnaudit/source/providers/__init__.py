@@ -10,10 +10,9 @@ fact through ``Context.fact``.
 from __future__ import annotations
 
 import ast
-import importlib
-import pkgutil
 from typing import Iterable
 
+from ..gathering import gathered
 from .base import Provider, Sites
 
 _NOT_PROVIDERS = frozenset({"base"})
@@ -21,17 +20,7 @@ _NOT_PROVIDERS = frozenset({"base"})
 
 def gather() -> dict[str, type[Provider]]:
     """Every concrete provider defined in the modules of this package (its folder as ``__path__`` lists it), by name."""
-    found: dict[str, type[Provider]] = {}
-    for module_info in pkgutil.iter_modules(__path__):
-        if module_info.name in _NOT_PROVIDERS or module_info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Provider) and value.__module__ == module.__name__ and value.is_concrete():
-                if value.name in found and found[value.name] is not value:
-                    raise ValueError(f"provider {value.name} is defined twice ({found[value.name].__name__}, {value.__name__})")
-                found[value.name] = value
-    return found
+    return gathered(__name__, __path__, Provider, _NOT_PROVIDERS, lambda provider: provider.name)
 
 
 class Running:

@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass
 
 from ...core import catalogue
-from ..analysis import SWALLOWS, caught_names
+from ..analysis import SWALLOWS, walk_try
 from ..ast_visitor import Visitor
 from ..model import Site
 from .base import Provider, Sites
@@ -152,16 +152,7 @@ class _Walk(Visitor):
 
     # -- context ------------------------------------------------------------
     def visit_Try(self, node: ast.Try) -> None:
-        saved = self.tries
-        caught: set[str] = set()
-        for handler in node.handlers:
-            caught |= caught_names(handler)
-        self.tries = (*saved, frozenset(caught))
-        for statement in node.body:
-            self.visit(statement)
-        self.tries = saved
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
-            self.visit(part)
+        walk_try(self, node)
 
     visit_TryStar = visit_Try  # type: ignore[assignment]
 

@@ -10,11 +10,10 @@ the rule's code and ``INVALID`` ones exactly one, fixed to their
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import TYPE_CHECKING, Callable
 
 from ...common.findings import CodeInfo
+from ..gathering import gathered
 from ..model import FileSummary
 from ..providers.base import Provider
 from .base import Candidate, Fix, Invalid, Rule, Valid
@@ -27,16 +26,7 @@ _NOT_FAMILIES = frozenset({"base"})
 
 def _gather() -> tuple[type[Rule], ...]:
     """Every concrete rule class defined in the family modules, in code order."""
-    found: dict[str, type[Rule]] = {}
-    for module_info in pkgutil.iter_modules(__path__):
-        if module_info.name in _NOT_FAMILIES or module_info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__ and value.is_concrete():
-                if value.code in found:
-                    raise ValueError(f"rule code {value.code} is defined twice ({found[value.code].__name__}, {value.__name__})")
-                found[value.code] = value
+    found = gathered(__name__, __path__, Rule, _NOT_FAMILIES, lambda rule: rule.code)
     return tuple(found[code] for code in sorted(found))
 
 
