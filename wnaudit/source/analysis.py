@@ -561,6 +561,11 @@ class _Positions:
             return byte_offset + 1
         return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
 
+    def lines_of(self, node: ast.AST) -> list[str]:
+        """The physical lines the node spans (a provider's cheap test before it walks the node)."""
+        first = node.lineno + self.offset  # type: ignore[attr-defined]
+        return self.lines[first - 1:(node.end_lineno or node.lineno) + self.offset]  # type: ignore[attr-defined]
+
     def site(self, node: ast.AST, unit: str) -> Site:
         line = node.lineno + self.offset  # type: ignore[attr-defined]
         end_line = (node.end_lineno or node.lineno) + self.offset  # type: ignore[attr-defined]

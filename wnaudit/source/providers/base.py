@@ -26,6 +26,10 @@ class Sites(Protocol):
 
     def site(self, node: ast.AST, unit: str) -> Site: ...
 
+    def lines_of(self, node: ast.AST) -> list[str]:
+        """The node's physical lines, as written."""
+        ...
+
 
 class Provider(Generic[Fact]):
     """Computes one fact of one file.  A concrete provider sets the ClassVars and defines ``walk`` and ``fact``.

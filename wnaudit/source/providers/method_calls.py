@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Iterator
 
 from ...core import catalogue
 from ..analysis import SWALLOWS, walk_try
@@ -44,54 +45,80 @@ class RemovalMethodCalls(Provider[list[MethodCall]]):
         self.found: list[MethodCall] = []
 
     def walk(self, tree: ast.Module, sites: Sites) -> None:
-        _Walk(self, sites).walk(tree)
+        """Only the methods of top-level classes that spell ``remove`` are walked: no call elsewhere is kept."""
+        for class_qual, method in _methods(tree.body, self.module):
+            if any("remove" in line for line in sites.lines_of(method)):  # else no call in it can be one
+                _Walk(self, sites, class_qual).method(method)
 
     def fact(self) -> list[MethodCall]:
         return self.found
 
 
-class _Walk(Visitor):
-    """One piece's walk: the context of each call, as the analysis keeps it for its own records."""
+#: The statement lists of a compound statement (``if``, ``try``, ``with``, ``for``, ``while``, ``match``).
+_BODIES = ("body", "orelse", "finalbody")
 
-    def __init__(self, provider: RemovalMethodCalls, sites: Sites) -> None:
+
+def _nested_statements(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The statement lists inside a compound statement, in order: they share its scope."""
+    for name in _BODIES:
+        inner = getattr(statement, name, None)
+        if isinstance(inner, list):
+            yield inner
+        if name == "body":
+            for part in (*getattr(statement, "handlers", ()), *getattr(statement, "cases", ())):
+                yield part.body
+
+
+def _methods(
+    statements: list[ast.stmt], module: str, class_qual: str | None = None,
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(class, method) for each method of a top-level class, in file order; ``class_qual``: in that class's body."""
+    for statement in statements:
+        if isinstance(statement, ast.ClassDef):
+            if class_qual is None:
+                yield from _methods(statement.body, module, f"{module}.{statement.name}" if module else statement.name)
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if class_qual is not None:
+                yield class_qual, statement
+        else:
+            for inner in _nested_statements(statement):
+                yield from _methods(inner, module, class_qual)
+
+
+class _Walk(Visitor):
+    """One method's walk: the context of each call in it, as the analysis keeps it for its own records."""
+
+    def __init__(self, provider: RemovalMethodCalls, sites: Sites, class_qual: str) -> None:
         self.provider = provider
         self.sites = sites
-        #: The top-level unit (class or function) being walked; the module at module level.
-        self.unit = provider.module
-        #: Walking the statements of a top-level class body (a ``def`` there is a method).
-        self.in_class_body = False
-        self.at_module = True
-        #: The top-level class whose method is being walked, and that method's ``self`` (None: not in one).
-        self.class_qual: str | None = None
+        #: The top-level class (the unit of every call in its methods), and the method's ``self``; None inside
+        #: a class nested in the method, or where a nested function shadows ``self``.
+        self.unit = class_qual
+        self.class_qual: str | None = class_qual
         self.self_name: str | None = None
         self.tries: tuple[frozenset[str], ...] = ()
         self.ifs: tuple[ast.expr, ...] = ()
 
-    def walk(self, tree: ast.Module) -> None:
-        for statement in tree.body:
+    def method(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        positional = (*node.args.posonlyargs, *node.args.args)
+        static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
+        self.self_name = positional[0].arg if positional and not static else None
+        for statement in node.body:
             self.visit(statement)
 
-    def _qualname(self, name: str) -> str:
-        module = self.provider.module
-        return f"{module}.{name}" if module else name
-
-    def _enter(self, name: str, class_body: bool) -> tuple:
-        saved = (self.unit, self.in_class_body, self.at_module, self.tries, self.ifs, self.class_qual, self.self_name)
-        if self.at_module:
-            self.unit = self._qualname(name)
-        self.in_class_body, self.at_module = class_body, False
+    def _enter(self) -> tuple:
+        saved = (self.tries, self.ifs, self.class_qual, self.self_name)
         self.tries, self.ifs = (), ()
         return saved
 
     def _leave(self, saved: tuple) -> None:
-        self.unit, self.in_class_body, self.at_module, self.tries, self.ifs, self.class_qual, self.self_name = saved
+        self.tries, self.ifs, self.class_qual, self.self_name = saved
 
-    # -- scopes -------------------------------------------------------------
+    # -- scopes inside the method ---------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for part in (*node.decorator_list, *node.bases, *node.keywords):
             self.visit(part)
-        top_level = self.at_module
-        saved = self._enter(node.name, top_level)
+        saved = self._enter()
         self.class_qual, self.self_name = None, None
         for statement in node.body:
             self.visit(statement)
@@ -101,30 +128,16 @@ class _Walk(Visitor):
         for decorator in node.decorator_list:
             self.visit(decorator)
         self.visit(node.args)
-        method_of = self.unit if self.in_class_body else None
-        saved = self._enter(node.name, False)
+        saved = self._enter()
         arguments = node.args
-        positional = (*arguments.posonlyargs, *arguments.args)
-        if method_of is not None:
-            static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list)
-            self.class_qual = method_of
-            self.self_name = positional[0].arg if positional and not static else None
-        elif self.self_name is not None and any(
-            a.arg == self.self_name for a in (*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a
-        ):
+        named = (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+        if self.self_name is not None and any(a.arg == self.self_name for a in named if a):
             self.self_name = None  # ``self`` shadowed in a nested function
         for statement in node.body:
             self.visit(statement)
         self._leave(saved)
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.visit(node.args)
-        saved = self.in_class_body, self.at_module
-        self.in_class_body, self.at_module = False, False
-        self.visit(node.body)
-        self.in_class_body, self.at_module = saved
 
     # -- what the analysis reads of a statement ------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -165,7 +178,7 @@ class _Walk(Visitor):
         self.ifs = saved
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.class_qual is not None and self.class_qual == self.unit:
+        if self.class_qual is not None:
             self._note(node)
         self.generic_visit(node)
 
