@@ -55,8 +55,15 @@ def test_a_new_family_module_is_gathered_without_editing_any_list(extra_family):
     assert {rule.code for rule in gathered} - {"WN199"} == {rule.code for rule in rules.RULES}
 
 
+def _family_modules() -> set[str]:
+    """The family modules as the package folder holds them (every module but ``base`` and the private ones)."""
+    folder = Path(rules.__file__).parent
+    return {p.stem for p in folder.glob("*.py") if p.stem != "base" and not p.stem.startswith("_")}
+
+
 def test_every_family_module_contributes_its_rules():
-    assert {rule.__module__.rsplit(".", 1)[1] for rule in rules.RULES} == {"removals", "application", "parametrize_calls", "missing_apis", "missing_norm", "never_folded"}
+    assert _family_modules(), "the package holds family modules"
+    assert {rule.__module__.rsplit(".", 1)[1] for rule in rules.RULES} == _family_modules()
     assert len({rule.code for rule in rules.RULES}) == len(rules.RULES)
 
 

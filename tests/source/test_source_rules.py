@@ -31,8 +31,14 @@ def codes(source: str, path: str = "example.py") -> list[str]:
 def test_rule_is_registered_with_title_and_fix_safety(rule):
     assert code_registry()[rule.code].title == rule.title
     assert code_registry()[rule.code].applicability is rule.applicability
-    assert isinstance(rule.applicability, Applicability)
+    assert rule.applicability is None or isinstance(rule.applicability, Applicability)
     assert rule.VALID and rule.INVALID
+    if rule.applicability is None:  # a fix is optional: a rule without one fixes none of its examples
+        assert all(example.expected_replacement is None for example in rule.INVALID)
+
+
+#: What a page's "Fix safety" begins with, by the rule's applicability (``None``: the rule has no fix).
+FIX_SAFETY = {Applicability.SAFE: "safe", Applicability.UNSAFE: "needs review", None: "no automatic fix"}
 
 
 @pytest.mark.parametrize(
@@ -78,17 +84,19 @@ def test_rule_page_has_ruff_shape(rule):
     assert page_title(rule.code) == f"{rule.code}: {rule.title}"
     sections = page_sections(rule.code)
     assert list(sections) == ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]
-    assert sections["Fix safety"].lower().startswith(rule.applicability.value)
+    assert sections["Fix safety"].lower().startswith(FIX_SAFETY[rule.applicability])
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
 def test_rule_page_examples_execute(rule):
-    """Example -> exactly this code; Use instead -> clean; --fix(Example) == Use instead, and it runs."""
+    """Example -> exactly this code; Use instead -> clean and it runs; --fix(Example) == Use instead for a rule
+    with a fix, and leaves the Example as it is for one without (a fix is optional)."""
     bad, good = _blocks(rule.code)
     assert codes(bad) == [rule.code] * codes(bad).count(rule.code) and rule.code in codes(bad)
     assert codes(good) == []
     fixed, _ = fix_source(bad, "example.py")
-    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(good))
+    expected = bad if rule.applicability is None else good
+    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(expected))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(compile(good, f"{rule.code}-use-instead", "exec"), {"__name__": "page_example"})

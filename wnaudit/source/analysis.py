@@ -12,22 +12,23 @@ import contextlib
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterable, Iterator, Protocol
 
 from ..common.gc_pause import cyclic_gc_paused
 from ..core import catalogue
 from . import construction
 from .ast_visitor import Visitor
+from .providers import Provider, Running
 from .model import (
-    Application, Built, FileSummary, Helper, MethodCall, Misplaced, Removal, Return, Signature, Site, Test, Unit, Value,
+    Application, Built, FileSummary, Helper, Misplaced, Removal, Return, Signature, Site, Test, Unit, Value,
 )
 from .resolve import API_ROOTS, Resolver, Scope, bind_import, module_package
 
 _NOQA = re.compile(r"#\s*noqa(?P<sep>:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 #: Exceptions whose handler swallows the ValueError of a legacy remover.
-_SWALLOWS = frozenset({"ValueError", "Exception", "BaseException"})
+SWALLOWS = frozenset({"ValueError", "Exception", "BaseException"})
 #: The same for remove_parametrizations on a module without that parametrization.
-_CATCHES_MODERN = _SWALLOWS | {"KeyError"}
+_CATCHES_MODERN = SWALLOWS | {"KeyError"}
 _SPELLING_CHECK = catalogue.SPELLING_GUARD_WORDS
 _WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
 _SPECTRAL_NORM = catalogue.Kind.SPECTRAL_NORM.value
@@ -99,7 +100,6 @@ class _Collector(Visitor):
         #: Calls of a capitalised name (a class, perhaps): callee, scope, the call as a slim value, and the parameters
         #: of the ``__init__`` it is in (so ``Generator(flag=False)`` in the file is known).
         self.constructed: list[tuple[ast.expr, Scope, ast.expr, frozenset[str]]] = []
-        self.method_calls: list[MethodCall] = []
         #: Classes whose ``self`` reaches code that may change its attributes (``self.apply``, ``f(self)``).
         self.opaque_classes: set[str] = set()
         #: (class, attribute) -> (line, call position or None) of each hand-over of ``self.<attribute>``.
@@ -385,16 +385,7 @@ class _Collector(Visitor):
 
     # -- context ------------------------------------------------------------
     def visit_Try(self, node: ast.Try) -> None:
-        saved = self.tries
-        caught: set[str] = set()
-        for handler in node.handlers:
-            caught |= _caught_names(handler)
-        self.tries = (*saved, frozenset(caught))
-        for statement in node.body:
-            self.visit(statement)
-        self.tries = saved
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
-            self.visit(part)
+        walk_try(self, node)
 
     visit_TryStar = visit_Try  # type: ignore[assignment]
 
@@ -445,21 +436,8 @@ class _Collector(Visitor):
         self._note_element(node)
         if self.class_qual != self.unit:
             return "", ""
-        self._note_method_call(node, site)
         target = self._self_attr(first) or ""
         return target, "" if target else self._element_of(first) or ""
-
-    def _note_method_call(self, node: ast.Call, site: Site) -> None:
-        """``self.waveform_decoder.remove_weight_norm()``: a removal method called on an attribute."""
-        func = node.func
-        if not isinstance(func, ast.Attribute) or "remove" not in func.attr or node.args or node.keywords:
-            return
-        attr = self._self_attr(func.value)
-        if attr is None:
-            return
-        caught = self.tries[-1] if self.tries else None
-        guarded = bool(caught and caught & _SWALLOWS) or any(_SPELLING_CHECK.search(ast.unparse(t)) for t in self.ifs)
-        self.method_calls.append(MethodCall(site, attr, func.attr, guarded))
 
     def _when(self) -> tuple[Test, ...]:
         """The tests on ``__init__``'s parameters that hold here (``?`` for one it cannot read, or outside ``__init__``)."""
@@ -583,6 +561,11 @@ class _Positions:
             return byte_offset + 1
         return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "replace")) + 1
 
+    def lines_of(self, node: ast.AST) -> list[str]:
+        """The physical lines the node spans (a provider's cheap test before it walks the node)."""
+        first = node.lineno + self.offset  # type: ignore[attr-defined]
+        return self.lines[first - 1:(node.end_lineno or node.lineno) + self.offset]  # type: ignore[attr-defined]
+
     def site(self, node: ast.AST, unit: str) -> Site:
         line = node.lineno + self.offset  # type: ignore[attr-defined]
         end_line = (node.end_lineno or node.lineno) + self.offset  # type: ignore[attr-defined]
@@ -598,6 +581,28 @@ class _Positions:
 def split_lines(text: str) -> list[str]:
     """Physical lines as the tokenizer numbers them (\\r\\n, \\r and \\n all end a line)."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+class TryWalker(Protocol):
+    """A walk that keeps what each enclosing ``try`` catches (innermost last)."""
+
+    tries: tuple[frozenset[str], ...]
+
+    def visit(self, node: ast.AST) -> Any: ...
+
+
+def walk_try(walker: TryWalker, node: ast.Try) -> None:
+    """Walk a ``try``: its body with what its handlers catch on ``walker.tries``, the rest without."""
+    saved = walker.tries
+    caught: set[str] = set()
+    for handler in node.handlers:
+        caught |= _caught_names(handler)
+    walker.tries = (*saved, frozenset(caught))
+    for statement in node.body:
+        walker.visit(statement)
+    walker.tries = saved
+    for part in (*node.handlers, *node.orelse, *node.finalbody):
+        walker.visit(part)
 
 
 def _caught_names(handler: ast.ExceptHandler) -> set[str]:
@@ -675,22 +680,31 @@ CHUNK_CHARS = 1 << 14
 _TOP_STATEMENT = re.compile(r"^(?![ \t\r\f#)\]}]|else\b|elif\b|except\b|finally\b|$)", re.M)
 
 
-def analyze(text: str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None) -> FileSummary:
+def analyze(
+    text: str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None,
+    providers: Iterable[type[Provider]] = (),
+) -> FileSummary:
     """Facts of one file. Raises SyntaxError (and ValueError for NUL bytes) from ``ast``.
 
     ``aliases`` maps names this file imports from the project to the torch
     APIs they stand for there (``from .compat import weight_norm`` where
     ``compat`` picks the spelling): calls through them count as API calls.
+    ``providers``: the fact providers the rules declare; each walks the same
+    trees (one parse) and its fact goes into ``FileSummary.provided``.
     """
     lines = split_lines(text)
     positions = _Positions(lines)
     collector = _Collector(module, module_package(module, is_package), positions)
+    running = Running(providers, module)
     with deep_recursion(), cyclic_gc_paused():
         for offset, tree in parse_pieces(text, path):
             positions.offset = offset
             collector.walk(tree)
+            running.walk(tree, positions)
             del tree
-        return _summarize(collector, lines, path, module, aliases or {})
+        summary = _summarize(collector, lines, path, module, aliases or {})
+        summary.provided = running.facts()
+        return summary
 
 
 def parse_pieces(text: str, path: str) -> Iterator[tuple[int, ast.Module]]:
@@ -755,7 +769,6 @@ def _summarize(collector: "_Collector", lines: list[str], path: str, module: str
     }
     summary.helpers = _helpers(collector, names_of)
     summary.constructions = _constructions(collector, resolver, names_of, flagged)
-    summary.method_calls = collector.method_calls
     summary.exports = _exports(collector, resolver)
     summary.choices = _module_choices(collector, resolver)
     summary.star_modules = tuple(collector.star_modules)
@@ -1151,7 +1164,7 @@ def _guard(caught: frozenset[str] | None, ifs: tuple[ast.expr, ...], other_spell
     for test in ifs:
         if _SPELLING_CHECK.search(ast.unparse(test)):
             return "checked"
-    swallowers = _CATCHES_MODERN if modern else _SWALLOWS
+    swallowers = _CATCHES_MODERN if modern else SWALLOWS
     if caught is not None:
         if other_spelling_nearby and caught & (swallowers | {"AttributeError", "RuntimeError"}):
             return "dual"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..core import catalogue
 from .model import FileSummary, Site
+from .providers.base import Fact, Provider
 from .provisional import provisional
 from .resolve import API_ROOTS
 from .workspace import Workspace
@@ -54,6 +55,18 @@ class Context:
         self._witness_found: dict[tuple[Key, str, str], Witness | None] = {}
         self._serving: "ServingIndex | None" = None
         self._model: "ProjectModel | None" = None
+
+    def fact(self, summary: FileSummary, provider: type[Provider[Fact]]) -> Fact:
+        """The file's fact of ``provider``, one the rule declares in ``Rule.PROVIDERS`` (computed with its summary).
+
+        A provider no rule declares was never computed: that is a rule that
+        forgot to declare it, so it raises instead of answering empty.
+        """
+        text = summary.provided.get(provider.name)
+        if text is None:
+            raise LookupError(f"{provider.name}: no rule declares this provider, so {summary.path} was not given it")
+        fact: Fact = provider.decode(text)
+        return fact
 
     def model(self) -> "ProjectModel":
         """The project model the cross-file rules ask (WN109, WN110), built on first use and shared by the run's files."""

@@ -153,17 +153,6 @@ class Helper:
 
 
 @dataclass(frozen=True)
-class MethodCall:
-    """``self.<attr>.<method>()`` in a method of a top-level class, for a method named like a removal (``remove_weight_norm``)."""
-
-    site: Site
-    self_attr: str
-    method: str
-    #: An enclosing ``try`` swallows ValueError, or an ``if`` looks at the module's norms first.
-    guarded: bool
-
-
-@dataclass(frozen=True)
 class Built:
     """What a class assigns to one ``self`` attribute: the constructor it calls, if that is all it ever assigns."""
 
@@ -232,10 +221,12 @@ class FileSummary:
     inits: dict[str, Signature] = field(default_factory=dict)
     #: Top-level functions made only of tests and returns (``Helper``), by qualified name.
     helpers: dict[str, Helper] = field(default_factory=dict)
-    #: ``self.<attr>.remove_...()`` calls on attributes (WN109 follows them into the attribute's class).
-    method_calls: list[MethodCall] = field(default_factory=list)
     #: Top-level class of the file -> the calls that construct it in the file, with their arguments.
     constructions: dict[str, tuple[Value, ...]] = field(default_factory=dict)
     #: Some call in the file applies a norm to a module that already exists (``weight_norm(self.conv)``,
     #: ``weight_norm(m)``): attributes may then hold a norm their construction does not show.
     applies_in_place: bool = False
+    #: The facts of the providers the rules declare (``providers/``), by provider name, each in the plain-JSON
+    #: form its provider writes (``Provider.encode``): computed in the worker that parsed the file, from the
+    #: same trees, and cached with the summary; a rule reads one decoded through ``Context.fact``.
+    provided: dict[str, str] = field(default_factory=dict)

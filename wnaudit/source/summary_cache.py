@@ -4,7 +4,11 @@ A file's summary (``model.FileSummary``) is a function of its bytes, where it
 sits (the path as named, its module name, whether it is a package, its
 absolute path) and the project names it calls that stand for torch APIs
 (``Workspace.aliases``); the analysis itself is wnaudit's code and CPython's
-parser, which name the store's version directory.  The key is a SHA-256 of
+parser, which name the store's version directory.  The facts of the providers
+the rules declare (``providers/``) are computed with the summary and kept in
+it (``FileSummary.provided``): a provider reads only the file's trees and
+module name, so the same key and version (which covers the provider's code)
+decide them too, and a warm run recomputes none.  The key is a SHA-256 of
 all of these; the entry is the summary with its two path fields blanked (the
 key holds them), as plain JSON (``common/plain_json.py``), one file each, in
 the one cache (``common/cache.py``).  A value that does not decode into the

@@ -16,6 +16,7 @@ from ...core import catalogue
 from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError, decode
+from ..rules import declared_providers
 from ..serving.facts import READ_ERRORS, ServingFacts, read_serving_facts
 
 
@@ -96,7 +97,7 @@ def summarize(
         if "\x00" in text:
             raise SourceError("binary file, not Python source (contains NUL bytes)")
     try:
-        summary = analyze(text, path, module, is_package, aliases)
+        summary = analyze(text, path, module, is_package, aliases, declared_providers())
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         raise SourceError(parse_failure(error)) from error
     summary.file = file

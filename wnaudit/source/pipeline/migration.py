@@ -19,7 +19,6 @@ WN103 finding stays, without a fix, and says which removal stops it.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -35,7 +34,6 @@ from ..rules.removals import call_helper
 Key = tuple[str, str]
 #: How many calls down from the code that builds the module a removal is looked for.
 _CALL_DEPTH = 3
-_MIGRATING = "WN103"
 
 
 @dataclass(frozen=True)
@@ -49,36 +47,26 @@ class Taken:
 
 
 def settle_migrations(
-    summaries: list[FileSummary], kept: dict[str, list[Candidate]], context: Context, run_files: frozenset[str],
-) -> tuple[dict[tuple[str, tuple], str], dict[str, list[Candidate]]]:
-    """(why each unsafe WN103 migration is not offered, by (path, site key); the removals the safe ones take along,
-    by the path of the file they are in)."""
+    code: str, summaries: list[FileSummary], kept: dict[str, list[Candidate]], context: Context,
+    run_files: frozenset[str],
+) -> tuple[dict[tuple[str, str, tuple], str], dict[str, list[Candidate]]]:
+    """WN103's ``Rule.SETTLE_FIXES`` step: (why each unsafe migration of ``code`` is not offered, by (path, code,
+    site key); the removals the safe ones take along, by the path of the file they are in)."""
     given = {s.file or s.path: s for s in summaries}
     graph = _Graph(context, summaries)
-    blocked: dict[tuple[str, tuple], str] = {}
+    blocked: dict[tuple[str, str, tuple], str] = {}
     along: dict[str, list[Candidate]] = {}
     for summary in summaries:
         for candidate in kept.get(summary.path, []):
-            if candidate.code != _MIGRATING or candidate.fix is None:
+            if candidate.code != code or candidate.fix is None:
                 continue
             taken = _taken(summary, candidate, graph, given, run_files)
             if taken.blocker:
-                blocked[(summary.path, candidate.site.key)] = taken.blocker
+                blocked[(summary.path, code, candidate.site.key)] = taken.blocker
                 continue
             for path, removal in taken.removals:
                 along.setdefault(path, []).append(_companion(removal))
     return blocked, along
-
-
-def unfixed(path: str, found: list[Candidate], blocked: dict[tuple[str, tuple], str]) -> list[Candidate]:
-    """``found`` with each blocked migration left without its fix, its message saying why."""
-    if not blocked:
-        return found
-    return [
-        dataclasses.replace(c, fix=None, message=f"{c.message}; no fix offered: {blocked[(path, c.site.key)]}")
-        if c.code == _MIGRATING and (path, c.site.key) in blocked else c
-        for c in found
-    ]
 
 
 def _taken(

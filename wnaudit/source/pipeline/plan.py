@@ -1,8 +1,11 @@
 """Fix plan: every edit the run would make, across files, each with its applicability.
 
-WN103 migrates an application to the modern spelling; the removals that
-migration would break are found by re-running the rules on the post-fix view
-and are fixed with it, even where WN101 itself is not selected.  A fix may
+A rule whose fix changes what the other rules find says so on its class
+(``Rule.RERUN_AFTER_FIX``, WN103's migration to the modern spelling): the
+rules are re-run on the post-fix view and the findings that view brings are
+fixed with it, even where their rule itself is not selected.  A cross-file
+step that settles such fixes first is named on the class too
+(``Rule.SETTLE_FIXES``); this module reads both for any rule and names none.  A fix may
 edit another file than its finding's: a statement in the serving code of a
 model built here (WN110), or the binding of a flag choice this file imports
 (WN103).  The plan is one object: the findings now, and the edits by the file
@@ -11,15 +14,31 @@ they edit.
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ...common.config import Config
 from ...common.findings import Applicability
 from ..context import Context
 from ..model import FileSummary
-from ..rules import BY_CODE, Candidate
-from .migration import settle_migrations, unfixed
+from ..rules import BY_CODE, RULES, Candidate
 from .run_rules import Binding, active, applies, file_candidates, identity, offered, withhold
+
+
+#: Fixes withheld by a rule's settle step: why, by (path as given, code, site key).
+Blocked = dict[tuple[str, str, tuple], str]
+#: A rule's ``SETTLE_FIXES`` step: (code, summaries, reported, context, run files) -> (blocked, taken along by path).
+Settle = Callable[
+    [str, list[FileSummary], dict[str, list[Candidate]], Context, frozenset[str]],
+    tuple[Blocked, dict[str, list[Candidate]]],
+]
+
+
+def _rerun_after_fix() -> frozenset[str]:
+    """The codes whose fixes change what the other rules find (``Rule.RERUN_AFTER_FIX``), read from the classes."""
+    return frozenset(rule.code for rule in RULES if rule.RERUN_AFTER_FIX)
 
 
 @dataclass(frozen=True)
@@ -93,9 +112,10 @@ def plan_fixes(
     unsafe, along = _settled(summaries, reported, before, files)
     now = {path: unfixed(path, found, unsafe) for path, found in now.items()}
     reported = {path: unfixed(path, found, unsafe) for path, found in reported.items()}
+    rerun = _rerun_after_fix()
     migrated = frozenset(
         (path, c.site.key) for path, found in reported.items() for c in found
-        if c.code == "WN103" and c.fixable and applies(c.code, unsafe_fixes)
+        if c.code in rerun and c.fixable and applies(c.code, unsafe_fixes)
     )
     after = Context(summaries, migrated, workspace=workspace) if migrated else before
     plan = FixPlan({s.path: reported[s.path] for s in summaries})
@@ -112,11 +132,38 @@ def plan_fixes(
 
 def _settled(
     summaries: list[FileSummary], reported: dict[str, list[Candidate]], before: Context, files: frozenset[str],
-) -> tuple[dict[tuple[str, tuple], str], dict[str, list[Candidate]]]:
-    """The WN103 migrations that are not safe, and the removals the safe ones take along (``migration.py``)."""
-    if not any(c.code == "WN103" and c.fixable for found in reported.values() for c in found):
-        return {}, {}
-    return settle_migrations(summaries, reported, before, files)
+) -> tuple[Blocked, dict[str, list[Candidate]]]:
+    """The fixes each rule's settle step withholds, and the findings the others take along (``Rule.SETTLE_FIXES``)."""
+    blocked: Blocked = {}
+    along: dict[str, list[Candidate]] = {}
+    for code, target in ((rule.code, rule.SETTLE_FIXES) for rule in RULES if rule.SETTLE_FIXES):
+        if not any(c.code == code and c.fixable for found in reported.values() for c in found):
+            continue
+        withheld, taken = _settle_step(target)(code, summaries, reported, before, files)
+        blocked.update(withheld)
+        for path, found in taken.items():
+            along.setdefault(path, []).extend(found)
+    return blocked, along
+
+
+def _settle_step(target: str) -> Settle:
+    """The function ``"module:function"`` names, imported when first needed."""
+    module_name, _, function = target.partition(":")
+    step: Settle = getattr(importlib.import_module(module_name), function)
+    return step
+
+
+def unfixed(path: str, found: list[Candidate], blocked: Blocked) -> list[Candidate]:
+    """``found`` with each blocked fix withdrawn, its message saying why."""
+    if not blocked:
+        return found
+    return [_withdrawn(c, blocked.get((path, c.code, c.site.key))) for c in found]
+
+
+def _withdrawn(candidate: Candidate, reason: str | None) -> Candidate:
+    if reason is None:
+        return candidate
+    return dataclasses.replace(candidate, fix=None, message=f"{candidate.message}; no fix offered: {reason}")
 
 
 def _edits(

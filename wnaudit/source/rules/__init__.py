@@ -10,12 +10,12 @@ the rule's code and ``INVALID`` ones exactly one, fixed to their
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import TYPE_CHECKING, Callable
 
 from ...common.findings import CodeInfo
+from ..gathering import gathered
 from ..model import FileSummary
+from ..providers.base import Provider
 from .base import Candidate, Fix, Invalid, Rule, Valid
 
 if TYPE_CHECKING:
@@ -26,16 +26,7 @@ _NOT_FAMILIES = frozenset({"base"})
 
 def _gather() -> tuple[type[Rule], ...]:
     """Every concrete rule class defined in the family modules, in code order."""
-    found: dict[str, type[Rule]] = {}
-    for module_info in pkgutil.iter_modules(__path__):
-        if module_info.name in _NOT_FAMILIES or module_info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__ and value.is_concrete():
-                if value.code in found:
-                    raise ValueError(f"rule code {value.code} is defined twice ({found[value.code].__name__}, {value.__name__})")
-                found[value.code] = value
+    found = gathered(__name__, __path__, Rule, _NOT_FAMILIES, lambda rule: rule.code)
     return tuple(found[code] for code in sorted(found))
 
 
@@ -45,6 +36,12 @@ RULES: tuple[type[Rule], ...] = _gather()
 SOURCE_CODES: tuple[CodeInfo, ...] = tuple(rule.info() for rule in RULES)
 BY_CODE: dict[str, CodeInfo] = {info.code: info for info in SOURCE_CODES}
 BY_NAME: dict[str, type[Rule]] = {rule.__name__: rule for rule in RULES}
+
+
+def declared_providers() -> tuple[type[Provider], ...]:
+    """The fact providers the rules declare (``Rule.PROVIDERS``), each once, by name: what the analysis computes."""
+    found = {provider.name: provider for rule in RULES for provider in rule.PROVIDERS}
+    return tuple(found[name] for name in sorted(found))
 
 
 def all_rules() -> list[type[Rule]]:
@@ -68,4 +65,4 @@ def candidates(summary: FileSummary, context: Context, enabled: "Callable[[str],
     return out
 
 
-__all__ = ["BY_CODE", "BY_NAME", "RULES", "SOURCE_CODES", "Candidate", "Fix", "Invalid", "Rule", "Valid", "all_rules", "candidates"]
+__all__ = ["BY_CODE", "BY_NAME", "RULES", "SOURCE_CODES", "Candidate", "Fix", "Invalid", "Rule", "Valid", "all_rules", "candidates", "declared_providers"]

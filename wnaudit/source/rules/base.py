@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterator
 from ...common.findings import Applicability, CodeInfo, Severity
 from ...core import catalogue
 from ..model import FileSummary, Site
+from ..providers.base import Provider
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -161,11 +162,25 @@ class Rule:
     title: ClassVar[str]
     severity: ClassVar[Severity]
     #: Whether ``--fix`` applies the rule's fix or only ``--unsafe-fixes`` does; the rule page says why.
-    applicability: ClassVar[Applicability]
+    #: ``None``: the rule offers no fix (its candidates carry none; the page's "Fix safety" says so).
+    applicability: ClassVar[Applicability | None]
     VALID: ClassVar[tuple[Valid, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
     #: The rule reads the file's whole project, not just the file and its imports: it runs only when selected.
     project_wide: ClassVar[bool] = False
+    #: The fact providers (``source/providers/``) whose facts the rule reads through ``Context.fact``: the
+    #: analysis computes every provider some rule declares, on the same parse as the summary.
+    PROVIDERS: ClassVar[tuple[type[Provider], ...]] = ()
+    #: Its fix changes what the other rules find (it migrates a spelling they read): the plan re-runs every
+    #: rule on the view after the fix and plans, with it, the fixes the new findings need.  Data, so that the
+    #: plan stage reads it for any rule and names none.
+    RERUN_AFTER_FIX: ClassVar[bool] = False
+    #: A cross-file step that settles the rule's fixes before that re-run, as ``"module:function"`` (loaded
+    #: only when the run has a fixable finding of the rule, so the rules never import the pipeline):
+    #: ``function(code, summaries, reported, context, run_files) -> (blocked, along)``, with ``blocked``
+    #: the reason each unsafe fix is withheld, by (path, code, site key), and ``along`` the other findings
+    #: the safe ones take with them, by path.  "" : none.
+    SETTLE_FIXES: ClassVar[str] = ""
 
     def check(self, summary: FileSummary, context: Context) -> Iterator[Candidate]:
         raise NotImplementedError

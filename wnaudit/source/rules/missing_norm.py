@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Iterator
 from ...common.findings import Applicability, Severity
 from ..construction import passes
 from ..holdings import ELEMENT, Arg, Held, Norm, bind, built_value, constants, short
-from ..model import Built, FileSummary, MethodCall, Removal, Signature, Test, Value
+from ..model import Built, FileSummary, Removal, Signature, Test, Value
+from ..providers.method_calls import MethodCall, RemovalMethodCalls
 from . import _removal_target_examples as examples
 from .base import LEGACY, MODERN, WEIGHT_NORM, Candidate, Fix, Invalid, Rule, Valid
 
@@ -62,6 +63,7 @@ class RemovalFromModuleWithoutNorm(Rule):
     )
     severity = Severity.ERROR
     applicability = Applicability.UNSAFE
+    PROVIDERS = (RemovalMethodCalls,)
     VALID = (
         Valid(
             "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n"
@@ -154,7 +156,7 @@ class RemovalFromModuleWithoutNorm(Rule):
                 candidate = self._on_attribute(summary, model, removal, built)
             if candidate is not None:
                 yield candidate
-        for call in summary.method_calls:
+        for call in context.fact(summary, RemovalMethodCalls):
             candidate = self._through_method(summary, model, call)
             if candidate is not None:
                 yield candidate
