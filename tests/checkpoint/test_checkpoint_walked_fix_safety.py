@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -85,7 +86,7 @@ def test_unsafe_fixes_fold_a_walked_checkpoint(tmp_path: Path):
     project = _project(tmp_path)
     completed = wnaudit("--fix", "--unsafe-fixes", ".", cwd=project)
     assert completed.returncode == 0, completed.stderr
-    assert FOLDED_LOAD_HINT in completed.stderr.decode()
+    assert f"folded checkpoints{os.sep}g.pt: {FOLDED_LOAD_HINT}" in completed.stderr.decode()  # which file to load anew
     assert all("parametrizations" not in key for key in torch.load(project / "checkpoints" / "g.pt", weights_only=True))
 
 

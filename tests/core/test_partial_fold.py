@@ -257,3 +257,17 @@ def test_a_shared_submodule_excluded_under_either_name_stays_parametrized() -> N
     assert "ups.1.weight" not in folded and "ups.0.weight" in folded
     assert _live_names(model) == ["ups.1.weight"]
     wnaudit.assert_folded(model, allow=["tied"])
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_a_folded_checkpoint_with_exclude_says_why_and_changes_nothing(spelling: str) -> None:
+    """A checkpoint folded whole (``wnaudit --fix g.pt``) has no pair to keep the excluded layers parametrized:
+    one clear error before any change, not torch's missing keys after the rest was folded."""
+    source = _model(seed=7)
+    wnaudit.fold_weight_norm(source)
+    model = _model(spelling)
+    before = _state(model)
+    with pytest.raises(ValueError, match=r"exclude=\['f0_predictor'\] keeps f0_predictor\.classifier\.weight, .* and 2 more"):
+        wnaudit.load_state_dict(model, _state(source), exclude=["f0_predictor"])
+    _assert_bit_identical(_state(model), before)
+    assert len(_live_names(model)) == 11

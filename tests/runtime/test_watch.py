@@ -67,6 +67,38 @@ def test_the_message_says_count_spelling_class_location_and_fold():
     assert line.startswith("class ConvTranspose1d(")
 
 
+class _F0Predictor(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.utils.parametrizations.weight_norm(nn.Conv1d(2, 2, 3, padding=1)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class _Vocoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv_pre = legacy_weight_norm(nn.Conv1d(2, 2, 1))
+        self.f0_predictor = _F0Predictor()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.f0_predictor(self.conv_pre(x))
+
+
+def test_a_torch_layer_is_located_in_the_model_class_that_holds_it():
+    """``in Conv1d (defined at .../torch/nn/modules/conv.py)`` sends the user into torch: name the project's class."""
+    model = _Vocoder().eval()
+    with wnaudit.watch(model) as watched:
+        model(torch.randn(1, 2, 5))
+    where = {f.object: f.message for f in watched.findings}
+    for name, owner in [("conv_pre.weight", _Vocoder), ("f0_predictor.net.0.weight", _F0Predictor)]:
+        found = re.search(rf"in Conv1d of {owner.__name__} \(defined at (.+):(\d+)\)", where[name])
+        assert found, where[name]
+        line = Path(found.group(1)).read_text(encoding="utf-8").splitlines()[int(found.group(2)) - 1]
+        assert line.startswith(f"class {owner.__name__}("), line
+
+
 @pytest.mark.parametrize("dim", [0, 1, None, -1])
 @pytest.mark.parametrize("spelling", ["modern", "legacy"])
 def test_any_dim_counts_once_per_call(spelling: str, dim: int | None):

@@ -44,9 +44,12 @@ def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
             continue
         result.extend(_needing_review(audit_one(path, _for(path, options)), path in options.walked))
         result.checked_checkpoints = (result.checked_checkpoints or 0) + 1
-    if any(item.code in BY_CODE for item in result.fixed):
+    folded = sorted({item.path for item in result.fixed if item.code in BY_CODE})
+    if folded:
         # Folding changes the keys: strict loads into code that applies weight norm at construction break.
-        logger.warning("%s", FOLDED_LOAD_HINT)
+        # Name the files, so that a user who folded a walked tree knows which loads to look at.
+        shown = ", ".join(folded[:3]) + (f" and {len(folded) - 3} more" if len(folded) > 3 else "")
+        logger.warning("folded %s: %s", shown, FOLDED_LOAD_HINT)
     return result
 
 

@@ -62,6 +62,7 @@ def load_state_dict(
     # Every live layer, excluded or not, loads a pair of either spelling.
     live = {item.qualified_name: item for item in find_reparametrizations(module) if item.kinds & wanted}
     expected = module.state_dict()
+    _refuse_folded_entries_for_excluded(live, {item.qualified_name for item in plan}, state_dict, expected, exclusion)
     # Live layers whose checkpoint entry is already folded: fold them first,
     # so that the plain stored weight has a plain parameter to go into.
     early = [item for item in plan if item.qualified_name in state_dict and item.qualified_name not in expected]
@@ -74,6 +75,25 @@ def load_state_dict(
     result = module.load_state_dict(folded, strict=strict)
     apply_plan(plan_fold(module, wanted, exclusion))
     return result
+
+
+def _refuse_folded_entries_for_excluded(
+    live: Mapping[str, LiveReparametrization],
+    planned: set[str],
+    state_dict: Mapping[str, Any],
+    expected: Mapping[str, Any],
+    exclusion: Exclusion,
+) -> None:
+    """An excluded layer stays parametrized, which needs its stored pair: say so before changing anything,
+    instead of torch's list of missing keys after the rest of the model was already folded."""
+    stuck = sorted(name for name in live if name not in planned and name in state_dict and name not in expected)
+    if stuck:
+        shown = ", ".join(stuck[:3]) + (f" and {len(stuck) - 3} more" if len(stuck) > 3 else "")
+        raise ValueError(
+            f"exclude={list(exclusion.names)!r} keeps {shown} parametrized, but the checkpoint stores "
+            f"{'it' if len(stuck) == 1 else 'them'} folded (the weight-norm pair is gone): load it without "
+            "exclude= (the model is then folded whole), or load the unfolded checkpoint"
+        )
 
 
 def _respelled(state_dict: Mapping[str, Any], live: Mapping[str, LiveReparametrization], expected: Mapping[str, Any]) -> dict[str, Any]:

@@ -320,3 +320,9 @@ def uncompiled(module: Any) -> Any:
 def class_before_parametrizations(module: Any) -> Any:
     """The class a module had before torch's parametrize swapped in its ``Parametrized...`` subclass."""
     return parametrize_module().type_before_parametrizations(module)
+
+
+def is_torch_class(cls: type) -> bool:
+    """A class torch itself defines (``nn.Conv1d``, ``nn.Sequential``): its source tells a user nothing about their model."""
+    module = getattr(cls, "__module__", "") or ""
+    return module == "torch" or module.startswith("torch.")

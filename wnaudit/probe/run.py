@@ -73,7 +73,7 @@ def _torch() -> Any:
     try:
         return torch_api.import_torch()
     except torch_api.TorchMissingError:
-        raise _Failed('torch is not installed; wnaudit probe needs it: pip install "wnaudit[torch]"') from None
+        raise _Failed(torch_api.missing("torch", "wnaudit probe")) from None
 
 
 def _check_module(spec: str, module: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core import torch_api
 from ..core.catalogue import FOLD_CALLS, HAND_CALLED_WEIGHT_NORM
 from .targets import Target, class_location
 
@@ -15,7 +16,12 @@ def _times(count: int) -> str:
 
 
 def _where(target: Target) -> str:
+    """The holding module's class, and where to look: torch's own source for a plain ``nn.Conv1d`` helps nobody,
+    so a torch class is named with the nearest enclosing class of the model's own code, and that one's location."""
     cls = target.module_class
+    enclosing = target.enclosing
+    if enclosing is not None and enclosing is not cls and torch_api.is_torch_class(cls):
+        return f"in {cls.__name__} of {enclosing.__name__} (defined at {class_location(enclosing)})"
     return f"in {cls.__name__} (defined at {class_location(cls)})"
 
 

@@ -170,7 +170,8 @@ class Recorder:
         if found is None:
             return None  # not a parameter of any module being called: nothing to name, nothing shown
         index, parameter = found
-        return Target(("kernel", id(v)), parameter.name, parameter.owner, index.label, HAND_CALLED_LABEL)
+        return Target(("kernel", id(v)), parameter.name, parameter.owner, index.label, HAND_CALLED_LABEL,
+                      enclosing=index.enclosing_class(parameter.owner))
 
     def _is_stored(self, tensor: Any) -> bool:
         return self._resolver.find(lambda index: index.by_stored_tensor(tensor)) is not None
@@ -202,6 +203,7 @@ class Recorder:
             if found is not None:
                 index, parameter = found
                 label = f"{use.norm_op} -> {use.consumer}"
-                target = Target(("norm", key), parameter.name, parameter.owner, index.label, label)
+                target = Target(("norm", key), parameter.name, parameter.owner, index.label, label,
+                                enclosing=index.enclosing_class(parameter.owner))
         self._use_targets[key] = (use.sources, target)
         return target

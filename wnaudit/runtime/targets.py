@@ -29,6 +29,8 @@ class Target:
     root_label: str
     label: str
     kind: Kind | None = None  # None: no catalogue spelling (a kernel called by hand, a hand-written norm)
+    #: The nearest module class at or above ``owner`` that torch does not define (the model's own code), if any.
+    enclosing: type | None = None
 
     @property
     def module_class(self) -> type:
@@ -53,9 +55,10 @@ class RootIndex:
         self._by_plist: dict[int, tuple[Any, Target]] = {}
         self._legacy: dict[int, tuple[Any, list[Target]]] = {}
         self._parameters: dict[int, tuple[Any, ParameterName]] = {}
+        self._enclosing = _enclosing_user_classes(root)
         for live in find_reparametrizations(root):
             target = Target((id(live.owner), live.tensor_name), live.qualified_name, live.owner, self.label,
-                            live.spelling.label, live.spelling.kind)
+                            live.spelling.label, live.spelling.kind, self.enclosing_class(live.owner))
             for tensor in stored_tensors(live):
                 self._by_tensor.setdefault(id(tensor), (tensor, target))
             plist = parametrization_list(live)
@@ -80,6 +83,23 @@ class RootIndex:
 
     def parameter(self, tensor: Any) -> ParameterName | None:
         return _same(self._parameters.get(id(tensor)), tensor)
+
+    def enclosing_class(self, module: Any) -> type | None:
+        """The nearest class at or above ``module`` in this root that torch does not define."""
+        return _same(self._enclosing.get(id(module)), module)  # type: ignore[no-any-return]
+
+
+def _enclosing_user_classes(root: Any) -> dict[int, tuple[Any, type | None]]:
+    """For each submodule: the nearest class at or above it that is the project's own, not torch's
+    (a weight-normed ``nn.Conv1d`` is found in the model class that built it)."""
+    by_name: dict[str, type | None] = {}
+    found: dict[int, tuple[Any, type | None]] = {}
+    for name, module in root.named_modules(remove_duplicate=False):
+        cls = torch_api.class_before_parametrizations(module)
+        parent = by_name.get(name.rpartition(".")[0]) if name else None
+        by_name[name] = parent if torch_api.is_torch_class(cls) else cls
+        found.setdefault(id(module), (module, by_name[name]))
+    return found
 
 
 def _same(entry: tuple[Any, Any] | None, obj: Any) -> Any:

@@ -84,5 +84,12 @@ def watch(model: Any | None = None) -> Watch:
 
     ``model`` names the tensors (``ups.0.weight``); without it they are named from the outermost module
     being called.  Results are never changed: every operator runs as it would without the watch.
+
+    The ``with`` statement gives the :class:`Watch`: its ``findings`` lists one ``Finding`` per weight
+    (WN206, WN207; empty for a folded model) and ``computations`` how often each was computed::
+
+        with wnaudit.watch(model) as watched:
+            model(mel)
+        assert watched.findings == []
     """
     return Watch(model)
