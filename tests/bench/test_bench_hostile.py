@@ -52,10 +52,10 @@ def test_the_bound_is_the_machine_memory() -> None:
 
 
 @pytest.mark.parametrize(("body", "top", "raised"), [
-    ("raise SystemExit(0)", "", "SystemExit(0)"),
-    ("raise SystemExit('bye')", "", "SystemExit('bye')"),
-    ("raise KeyboardInterrupt", "", "KeyboardInterrupt()"),
-    ("pass", "raise SystemExit(0)", "SystemExit(0)"),
+    ("raise SystemExit(0)", "", "SystemExit: 0"),
+    ("raise SystemExit('bye')", "", "SystemExit: bye"),
+    ("raise KeyboardInterrupt", "", "KeyboardInterrupt"),
+    ("pass", "raise SystemExit(0)", "SystemExit: 0"),
 ], ids=["factory exit 0", "factory exit message", "factory ctrl-c", "module exit on import"])
 def test_user_code_leaving_the_run_is_an_error_line(body: str, top: str, raised: str, tmp_path: Path) -> None:
     spec = _factory(tmp_path, body, top)

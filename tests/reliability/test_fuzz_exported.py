@@ -245,9 +245,10 @@ def test_the_aoti_seed_is_audited_as_a_package(tmp_path: Path, capsys: pytest.Ca
     """The control: the hand-built package reads as an AOTInductor package with two weight-norm pairs."""
     path = tmp_path / "p.pt2"
     path.write_bytes(seeds["aoti"])
-    assert run(["-q", str(path)]) == 1
-    out = capsys.readouterr().out
-    assert out.count("WN4") == 2 and "AOTInductor package" in out, out
+    assert run(["-q", "--output-format", "json", str(path)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    found = [(f["code"], f["object"]) for f in report["findings"]]
+    assert found == [("WN403", "conv.weight"), ("WN403", "proj.weight")] and "AOTInductor package" in report["findings"][0]["message"], report
 
 
 def test_a_sample_inputs_member_with_a_bad_crc_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], seeds: dict[str, bytes]) -> None:
