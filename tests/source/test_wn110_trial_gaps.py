@@ -1,8 +1,8 @@
 """WN110 silent while weight norms stay live: gaps found trying the porting path as a user (round-2 trial).
 
 Each case builds a small vocoder project whose served model keeps its F0 predictor's two weight norms live
-(counted at run time on the real module), and asks WN110 to say so.  They are strict xfails: the fix belongs in
-the serving index (``wnaudit/source/serving/``), which another change is rebuilding; remove the marker with it.
+(counted at run time on the real module), and asks WN110 to say so.  A case still marked a strict xfail
+is a gap the serving index does not close yet; its marker goes with the fix.
 """
 
 from __future__ import annotations
@@ -103,13 +103,29 @@ def test_a_removal_method_that_skips_a_child_leaves_that_child_reported(tmp_path
     assert _wn110_lines(root) >= F0_SITES
 
 
-@pytest.mark.xfail(strict=True, reason="WN110 takes fold_weight_norm(model, exclude=...) for a full fold")
 def test_a_partial_fold_with_exclude_and_no_later_fold_is_reported(tmp_path: Path):
     fold = 'wnaudit.fold_weight_norm(model, exclude=("f0_predictor",))'
     root = _project(tmp_path, fold)
     partial = _live_at_run_time(root, lambda model: wnaudit.fold_weight_norm(model, exclude=("f0_predictor",)))
     assert partial == ["f0_predictor.net.0", "f0_predictor.net.2"]
-    assert _wn110_lines(root) >= F0_SITES
+    assert _wn110_lines(root) == F0_SITES  # what the partial fold folds is not reported
+
+
+def test_a_partial_fold_then_the_later_fold_of_the_part_is_clean(tmp_path: Path):
+    """The CosyVoice3 recipe done right: every part but the F0 predictor now, the F0 predictor later."""
+    fold = 'wnaudit.fold_weight_norm(model, exclude=("f0_predictor",))\n    wnaudit.fold_weight_norm(model.f0_predictor)'
+    root = _project(tmp_path, fold)
+    assert _live_at_run_time(
+        root, lambda model: (wnaudit.fold_weight_norm(model, exclude=("f0_predictor",)), wnaudit.fold_weight_norm(model.f0_predictor))
+    ) == []
+    assert _wn110_lines(root) == set()
+
+
+def test_the_partial_fold_s_message_names_what_it_leaves(tmp_path: Path):
+    root = _project(tmp_path, 'wnaudit.fold_weight_norm(model, exclude=("f0_predictor",))')
+    result = lint_files(sorted((root / "voc").rglob("*.py")), RunOptions())
+    messages = {f.message for f in result.findings if f.code == "WN110"}
+    assert messages and all("leaves `f0_predictor` live, and nothing folds it later" in m for m in messages), messages
 
 
 def test_with_no_fold_the_f0_sites_are_reported(tmp_path: Path):

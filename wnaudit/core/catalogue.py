@@ -245,6 +245,8 @@ FOLDING_APIS: tuple[str, ...] = (
     "wnaudit.core.load.load_state_dict",
     "torch.onnx.export",
 )
+#: The keyword through which those APIs leave named submodules parametrized (a partial fold: ``exclude=("f0",)``).
+PARTIAL_FOLD_KEYWORD = "exclude"
 #: A context manager under which parametrizations are computed once, not per call.
 PARAMETRIZE_CACHED = "torch.nn.utils.parametrize.cached"
 #: Signs that a function trains the model (its ``.eval()`` is a validation step, not serving).

@@ -39,6 +39,31 @@ _REMOVERS = frozenset(
     api for s in catalogue.SPELLINGS if s.kind is not catalogue.Kind.SPECTRAL_NORM for api in s.remove_apis
 )
 _FOLDS = _REMOVERS | frozenset(catalogue.FOLDING_APIS)
+
+
+def _excluded(call: ast.Call) -> str:
+    """``fold_weight_norm(model, exclude=("f0_predictor",))`` leaves those parts live: the partial fold's evidence."""
+    for keyword in call.keywords:
+        if keyword.arg == catalogue.PARTIAL_FOLD_KEYWORD and not _empty_literal(keyword.value):
+            return f"{keyword.arg}={ast.unparse(keyword.value)}"
+    return ""
+
+
+def _excluded_members(call: ast.Call) -> tuple[str, ...]:
+    """The members a literal ``exclude=("f0_predictor", "dec.up")`` names (first components), else ()."""
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg != catalogue.PARTIAL_FOLD_KEYWORD or not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+            continue
+        names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if names and len(names) == len(value.elts):
+            return tuple(sorted({name.split(".")[0] for name in names}))
+    return ()
+
+
+def _empty_literal(node: ast.expr) -> bool:
+    """``exclude=()`` or ``exclude=None`` excludes nothing."""
+    return (isinstance(node, (ast.Tuple, ast.List, ast.Set)) and not node.elts) or (isinstance(node, ast.Constant) and node.value is None)
 #: The legacy weight-norm removers: on a module the modern spelling parametrized they raise ``ValueError``.
 _LEGACY_REMOVERS = frozenset(
     api for s in catalogue.SPELLINGS if s.kind is catalogue.Kind.WEIGHT_NORM and s.style is catalogue.Style.LEGACY
@@ -82,6 +107,9 @@ class Use:
     #: A fold inside ``for name, child in model.named_children():`` that a test on ``name`` guards (or skips with
     #: ``continue``): the test as written.  It folds only some parts; the others stay live.
     partial: str = ""
+    #: A fold API's ``exclude=("f0_predictor",)`` written as a literal: the members it leaves parametrized (their
+    #: first name component).  It folds the rest of the model; a weight norm held under one of them stays live.
+    excluded: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1142,8 +1170,12 @@ class _Linker:
             # to the whole model where the member resolves to nothing)
             refs = (self.member_refs(first, frame) or self.model_refs(first, frame)) if first is not None else ()
             legacy = names & _FOLDS <= _LEGACY_REMOVERS
-            partial = self.walker.skipping.get(id(node), "")
-            use = Use(node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy, partial=partial)
+            excluded = _excluded_members(node)
+            partial = self.walker.skipping.get(id(node), "") or ("" if excluded else _excluded(node))
+            use = Use(
+                node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy, partial=partial,
+                excluded=excluded,
+            )
             self._fold(use, frame)
             return True
         func = node.func
@@ -1267,7 +1299,7 @@ class _Linker:
         self.facts.folds.append(use)
         if use.legacy:
             self.facts.legacy_folding_scopes.add(frame.number)  # folds the legacy spelling alone
-        elif not use.partial and not any(ref[0] == "sub" for ref in use.refs):
+        elif not use.partial and not use.excluded and not any(ref[0] == "sub" for ref in use.refs):
             self.facts.folding_scopes.add(frame.number)  # a fold of a member is linked to that member alone
         if frame.body is not None:
             frame.body.folds = True

@@ -1063,7 +1063,7 @@ class ServingIndex:
         if facts is None:
             return ""
         for fold in facts.folds:
-            if fold.scope == use.scope and not fold.partial and self._fold_reaches(file, fold.refs, carriers):
+            if fold.scope == use.scope and not (fold.partial or fold.excluded) and self._fold_reaches(file, fold.refs, carriers):
                 return fold.what  # a partial one folds what it reaches, once: a full fold beside it is safe
         removers = set(folding) | {
             name for key in family if (cls := self._class(key)) is not None for name, body in cls.methods.items() if body.folds
@@ -1151,6 +1151,18 @@ class ServingIndex:
                 return True
         return False
 
+    def _excluded_elsewhere(self, file: Path, use: Use, carriers: set[Key]) -> bool:
+        """Is every member a partial fold's ``exclude=`` names known, and none of them holds a carrier?
+
+        A member the index cannot resolve may hold the site: the fold is then not taken for one.
+        """
+        for ref in use.refs:
+            for name in use.excluded:
+                held = self.instances(file, ("sub", name, *ref))
+                if not held or held & carriers:
+                    return False
+        return True
+
     @staticmethod
     def _owner_ref(ref: Ref) -> Ref:
         """The model a member reference belongs to (``model`` of ``model.dec``)."""
@@ -1226,6 +1238,8 @@ class ServingIndex:
             if (use.legacy and self._modern) or use.partial:
                 continue  # the legacy remover on the modern spelling raises (WN101); a loop skipping parts leaves them
             if use.scope not in facts.training_scopes and self._fold_reaches(file, use.refs, carriers):
+                if use.excluded and not self._excluded_elsewhere(file, use, carriers):
+                    continue  # ``exclude=`` leaves the part that holds the site (or one the index cannot place)
                 if local is None or not self._all_fresh(file, [self._owner_ref(r) for r in use.refs]):
                     return True
                 local.add((file, use.scope))
@@ -1414,8 +1428,12 @@ class ServingIndex:
         for file in files:
             facts = self.facts(file)
             for use in facts.folds if facts is not None else ():
-                if use.partial and self._fold_reaches(file, use.refs, carriers):
-                    return f"{use.what if use.what.startswith('`') else f'`{use.what}`'} runs only where `{use.partial}`: the other parts stay live"
+                if (use.partial or use.excluded) and self._fold_reaches(file, use.refs, carriers):
+                    what = use.what if use.what.startswith("`") else f"`{use.what}`"
+                    if use.excluded or use.partial.startswith(f"{catalogue.PARTIAL_FOLD_KEYWORD}="):
+                        left = ", ".join(f"`{name}`" for name in use.excluded) or f"`{use.partial}`"
+                        return f"{what} leaves {left} live, and nothing folds it later"
+                    return f"{what} runs only where `{use.partial}`: the other parts stay live"
         return ""
 
     def _flag_guarded(self, family: set[Key], folding: set[str]) -> str:
