@@ -62,6 +62,8 @@ _FOLD_WORDS = tuple(sorted({
 
 #: The builtin that fetches a class from a module by a string (``getattr(models, cfg.name)``).
 _FETCH = "getattr"
+#: Members of ``self`` that reach every part it holds: a removal method using one folds whatever the model holds.
+_SELF_WHOLE = frozenset({"modules()", "children()", "named_modules()", "named_children()", "apply()", "parameters()", "named_parameters()"})
 #: The word of a type check on a config entry (``isinstance(configs["hift"], HiFTGenerator)``).
 _TYPE_CHECK = b"isinstance("
 
@@ -1031,7 +1033,7 @@ class ServingIndex:
         sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
         if self._removal_method_called(family, folding, live):
             return None
-        chained, why = self._method_folds(files, carriers, family, folding, live, local)
+        chained, why, ran = self._method_folds(start, files, carriers, family, folding, live, local)
         if chained:
             return None
         sites.extend(self._self_evaluations(family, classes, folding, carriers))
@@ -1040,16 +1042,18 @@ class ServingIndex:
         sites = self._uncovered(sites, local, entries)
         if not sites:
             return None
-        served = [self._served_at(start, site, files, carriers, family, folding, live, why) for site in sites]
+        served = [self._served_at(start, site, files, carriers, family, folding, live, why, ran) for site in sites]
         return dataclasses.replace(served[0], others=tuple(served[1:]))
 
     def _served_at(
         self, start: Key, site: tuple[Path, Use, frozenset[Key]], files: list[Path], carriers: set[Key], family: set[Key],
-        folding: set[str], live: set[str], why: str,
+        folding: set[str], live: set[str], why: str, ran: "set[tuple[Key, str]] | None" = None,
     ) -> Served:
         """The verdict for one inference site: what removal nobody calls there, why a candidate fold does not count."""
         file, use, reached = site
-        uncalled = self._uncalled(reached, family, folding, live)
+        uncalled = self._uncalled(reached, family, folding, live, ran or set())
+        if ran and uncalled and why and "nothing calls" not in why:
+            why += f", and `{uncalled}` exists but nothing calls it"  # the later step, forgotten (CosyVoice3)
         why = why or self._why_not_folded(start, files, carriers, family, folding, bool(uncalled))
         removal = self._removal_at(file, use, carriers, family, folding)
         return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers), removal=removal)
@@ -1246,9 +1250,9 @@ class ServingIndex:
         )
 
     def _method_folds(
-        self, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
+        self, start: Key, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
         local: "set[tuple[Path, int]] | None" = None,
-    ) -> tuple[bool, str]:
+    ) -> tuple[bool, str, set[tuple[Key, str]]]:
         """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
 
         A call inside a method runs when that method does: it is called from
@@ -1257,7 +1261,10 @@ class ServingIndex:
         counted call names it on an instance of the calling class.  Fixpoint
         over the calls, so chains of any length (and cycles) are followed.
         The second value names a removal call on a carrier that does not count
-        because the method holding it never runs ("" when there is none).
+        because the method holding it never runs, or a removal method that runs
+        and leaves the part holding ``start`` for a later step nothing calls
+        (issue 35: the CosyVoice3 F0 predictor); "" when there is none.  The
+        third: those partial removal methods (class, name), which do run.
         """
         pending: list[tuple[Path, tuple[Ref, ...], str, int, str, str]] = []
         for file in files:
@@ -1274,6 +1281,7 @@ class ServingIndex:
         callers = {method for _, method in pairs}
         self._interesting.update(_short(qual) for qual, _ in pairs)
         waiting = _Waiting(pending)
+        partial: dict[tuple[Key, str], str] = {}
         changed = True
         while changed:
             changed = False
@@ -1285,11 +1293,60 @@ class ServingIndex:
                     continue
                 waiting.remove(call)
                 changed = True
-                if name in folding and self._folds_every_instance(call, carriers, family, local):
-                    return True, ""
+                left = self._leaves_live(start, call, carriers, family) if name in folding else {}
+                if left:
+                    partial.update(left)
+                elif name in folding and self._folds_every_instance(call, carriers, family, local):
+                    return True, "", set()
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
-        return False, self._blocked(waiting.current(), carriers, folding)
+        why = self._blocked(waiting.current(), carriers, folding) or next(iter(partial.values()), "")
+        return False, why, set(partial)
+
+    def _leaves_live(
+        self, start: Key, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
+    ) -> dict[tuple[Key, str], str]:
+        """The message's evidence where a removal method called on a carrier never reaches the part that holds
+        ``start`` (``HiFT.remove_weight_norm()`` folds ``ups`` and leaves ``f0_predictor``), by (class, method);
+        empty where it may reach it.
+
+        Only a carrier that holds ``start`` in attributes the code names: the
+        method (with the methods of ``self`` it calls) reads none of them and
+        hands ``self`` to nothing, nor walks ``self.modules()``/``apply()``.
+        """
+        file, refs, name, _, _, _ = call
+        receivers = {(file, r[1]) for r in refs if r[0] == "self" and (file, r[1]) in family}
+        receivers |= {k for r in refs if r[0] != "self" for k in self.instances(file, r) if k in carriers}
+        left: dict[tuple[Key, str], str] = {}
+        for key in sorted(receivers):
+            parts = self._parts_left(start, key, name, carriers)
+            if not parts:
+                return {}
+            left[(key, name)] = f"`{_short(key[1])}.{name}()` runs but never reaches {parts}, where `{_short(start[1])}` sits"
+        return left
+
+    def _parts_left(self, start: Key, key: Key, name: str, carriers: set[Key]) -> str:
+        """The attributes of a ``key`` instance holding ``start`` that its method ``name`` leaves ("": none, or not known)."""
+        family = [key, *self.bases(key)]
+        if start in family:
+            return ""
+        view = self.class_view(key)
+        read = view.executed((f"{name}()",), whole=_SELF_WHOLE)
+        if read is None:
+            return ""
+        keys = set(family)
+        left: set[str] = set()
+        for child in (c for c in carriers if c not in keys and self._parents.get(c, set()) & keys):
+            if _short(child[1]) in view.loose:
+                return ""  # built other than as one attribute's value: where it sits is not known
+            holding = {
+                attr for attr, refs in view.attrs.items()
+                if any(_names(ref, child) or child in self.instances(file, ref) for file, ref in refs)
+            }
+            if not holding or "*" in holding or holding & read:
+                return ""
+            left |= holding
+        return " and ".join(f"`{attr}`" for attr in sorted(left))
 
     def _folds_every_instance(
         self, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
@@ -1640,12 +1697,15 @@ class ServingIndex:
                     changed = True
         return live
 
-    def _uncalled(self, reached: frozenset[Key], family: set[Key], folding: set[str], live: set[str]) -> str:
+    def _uncalled(
+        self, reached: frozenset[Key], family: set[Key], folding: set[str], live: set[str], ran: "set[tuple[Key, str]]",
+    ) -> str:
+        """A removal method of the model nothing calls (``ran``: partial ones that do run, not named)."""
         for group in (sorted(reached), sorted(family - reached)):
             for key in group:
                 cls = self._class(key)
                 for name in sorted(cls.methods) if cls is not None else ():
-                    if name in folding and name not in live and self._defines_fold(key, name, folding):
+                    if name in folding and name not in live and (key, name) not in ran and self._defines_fold(key, name, folding):
                         return f"{_short(key[1])}.{name}()"
         return ""
 
