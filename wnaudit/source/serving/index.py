@@ -1293,15 +1293,21 @@ class ServingIndex:
                     continue
                 waiting.remove(call)
                 changed = True
-                left = self._leaves_live(start, call, carriers, family) if name in folding else {}
-                if left:
-                    partial.update(left)
-                elif name in folding and self._folds_every_instance(call, carriers, family, local):
+                if name in folding and self._removal_folds(start, call, carriers, family, local, partial):
                     return True, "", set()
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
         why = self._blocked(waiting.current(), carriers, folding) or next(iter(partial.values()), "")
         return False, why, set(partial)
+
+    def _removal_folds(
+        self, start: Key, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
+        local: "set[tuple[Path, int]] | None", partial: dict[tuple[Key, str], str],
+    ) -> bool:
+        """A removal call that runs folds ``start`` everywhere (True), or is recorded as partial, or as local."""
+        left = self._leaves_live(start, call, carriers, family)
+        partial.update(left)
+        return not left and self._folds_every_instance(call, carriers, family, local)
 
     def _leaves_live(
         self, start: Key, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
