@@ -103,3 +103,87 @@ def test_a_removal_method_that_reaches_the_part_still_folds(tmp_path: Path, chan
     assert old in text
     files[f"voc/{name}"] = text.replace(old, new)
     assert _wn110(_project(tmp_path, files)) == []
+
+
+GENERATOR = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+from torch.nn.utils.parametrize import remove_parametrizations
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = weight_norm(nn.Conv1d(8, 8, 3, padding=1))
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def remove_weight_norm(self):
+        remove_parametrizations(self.conv, "weight")
+"""
+#: The fold runs only under the configuration's flag.
+FLAGGED = """
+from dataclasses import dataclass
+
+import torch
+
+from .model import Generator
+
+
+@dataclass
+class ServeConfig:
+    fold_weight_norm: bool = False
+
+
+def load(path, cfg):
+    model = Generator()
+    model.load_state_dict(torch.load(path, weights_only=True))
+    model.eval()
+    if cfg.fold_weight_norm:
+        model.remove_weight_norm()
+    return model
+"""
+
+
+def _flagged(tmp_path: Path, extra: dict[str, str], *changes: tuple[str, str]) -> list[tuple[str, int, str]]:
+    serve = textwrap.dedent(FLAGGED).lstrip()
+    for old, new in changes:
+        assert old in serve
+        serve = serve.replace(old, new)
+    files = {"voc/__init__.py": "", "voc/model.py": GENERATOR, "voc/serve.py": serve, **extra}
+    return _wn110(_project(tmp_path, files))
+
+
+#: ``cfg.get("fold_weight_norm")`` of a dict config around the fold API.
+_GET_FOLD_API = (
+    ("from dataclasses", "import wnaudit\nfrom dataclasses"),
+    ("    if cfg.fold_weight_norm:\n        model.remove_weight_norm()\n",
+     "    if cfg.get(\"fold_weight_norm\"):\n        wnaudit.fold_weight_norm(model)\n"),
+)
+
+
+@pytest.mark.parametrize(("extra", "changes"), [
+    ({}, ()),  # the default is false and nothing sets it
+    ({"configs/serve.yaml": "model: hifigan\nfold_weight_norm: false\n"}, ()),  # every shipped config: false
+    ({"configs/a.json": '{"fold_weight_norm": false}\n', "configs/b.yaml": "serve:\n  fold_weight_norm: no\n"}, ()),
+    ({}, _GET_FOLD_API),
+], ids=["default-false", "yaml-false", "json-and-yaml-false", "get-fold-api"])
+def test_a_fold_behind_a_flag_the_project_never_turns_on_is_no_fold(tmp_path: Path, extra: dict[str, str], changes: tuple):
+    """``if cfg.fold_weight_norm: model.remove_weight_norm()`` where every value the project gives the flag is false."""
+    found = _flagged(tmp_path, extra, *changes)
+    assert [(name, line) for name, line, _ in found] == [("model.py", 9)]
+    assert "stays live at `voc/serve.py:" in found[0][2]
+
+
+@pytest.mark.parametrize(("extra", "changes"), [
+    ({"configs/serve.yaml": "fold_weight_norm: true\n"}, ()),  # a shipped config turns it on
+    ({"configs/a.yaml": "fold_weight_norm: false\n", "configs/b.yaml": "fold_weight_norm: true\n"}, ()),
+    ({}, (("    fold_weight_norm: bool = False\n", "    fold_weight_norm: bool = True\n"),)),  # the default is on
+    ({"voc/app.py": "from .serve import ServeConfig, load\n\nmodel = load('g.pt', ServeConfig(fold_weight_norm=True))\n"}, ()),
+    ({"voc/cli.py": "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--fold-weight-norm', action='store_true')\n"},
+     ()),  # a command-line option the user may pass
+    ({"configs/serve.yaml": "fold_weight_norm: true\n"}, _GET_FOLD_API),
+], ids=["yaml-true", "one-yaml-true", "default-true", "constant-keyword", "cli-option", "get-fold-api-yaml-true"])
+def test_a_fold_behind_a_flag_the_project_turns_on_is_a_fold(tmp_path: Path, extra: dict[str, str], changes: tuple):
+    assert _flagged(tmp_path, extra, *changes) == []

@@ -36,6 +36,7 @@ from . import facts_cache
 from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
+from .flags import config_files, flag_on
 from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
 from .entries import module_of
 from .entries import split as split_entry
@@ -150,6 +151,9 @@ class ServingIndex:
         self._typed_memo: dict[tuple[Path, Key], list[Path]] = {}
         #: Per project root: the classes its YAML configs build, by key path (shape d).
         self._configs: dict[Path, dict[str, set[Key]]] = {}
+        #: (project root, flag) -> whether its configuration turns the flag on; root -> its YAML/JSON files.
+        self._flags: dict[tuple[Path, str], bool] = {}
+        self._config_files: dict[Path, list[Path]] = {}
         #: (project root, config key) -> the files that check such an entry's type (``isinstance(c["hift"], ...)``).
         self._entry_checkers: dict[tuple[Path, str], list[Path]] = {}
         #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
@@ -233,7 +237,35 @@ class ServingIndex:
                 return None
             if self._cache is not None:
                 facts_cache.store(self._cache, key, found)
+        if found.flagged:
+            found = self._flags_applied(path, found)
         self._facts[path] = found
+        return found
+
+    def _flags_applied(self, path: Path, facts: ServingFacts) -> ServingFacts:
+        """``facts`` with the folds under a configuration flag the project never turns on left out (issue 35)."""
+        on = {flag: self._flag_on(path, flag) for flag in sorted({flag for flag, _, _ in facts.flagged})}
+        drop = {(where, index) for flag, where, index in facts.flagged if not on[flag]}
+        joined = {(where, index) for flag, where, index in facts.flagged if on[flag] and where.endswith("_scopes")}
+        return dataclasses.replace(
+            facts,
+            folds=[u for i, u in enumerate(facts.folds) if ("folds", i) not in drop],
+            helper_calls=[c for i, c in enumerate(facts.helper_calls) if ("helper_calls", i) not in drop],
+            method_calls=[c for i, c in enumerate(facts.method_calls) if ("method_calls", i) not in drop],
+            folding_scopes=facts.folding_scopes | {i for where, i in joined if where == "folding_scopes"},
+            legacy_folding_scopes=facts.legacy_folding_scopes | {i for where, i in joined if where == "legacy_folding_scopes"},
+        )
+
+    def _flag_on(self, path: Path, flag: str) -> bool:
+        """Does the project's own configuration turn ``flag`` on, or may it (``flags.py``)?"""
+        pool = self._pool(path)
+        found = self._flags.get((pool.root, flag))
+        if found is None:
+            configs = self._config_files.get(pool.root)
+            if configs is None:
+                configs = self._config_files[pool.root] = config_files(pool.root)
+            python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
+            found = self._flags[(pool.root, flag)] = flag_on(flag, python, configs)
         return found
 
     def _read_ahead(self, files: Iterable[Path]) -> None:
