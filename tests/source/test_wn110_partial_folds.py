@@ -187,3 +187,68 @@ def test_a_fold_behind_a_flag_the_project_never_turns_on_is_no_fold(tmp_path: Pa
 ], ids=["yaml-true", "one-yaml-true", "default-true", "constant-keyword", "cli-option", "get-fold-api-yaml-true"])
 def test_a_fold_behind_a_flag_the_project_turns_on_is_a_fold(tmp_path: Path, extra: dict[str, str], changes: tuple):
     assert _flagged(tmp_path, extra, *changes) == []
+
+
+LOADER = """
+import torch
+
+from .model import Generator
+
+
+def build():
+    model = Generator()
+    model.eval()
+    return model
+
+
+def load_model(path):
+    model = build()
+    model.load_state_dict(torch.load(path, weights_only=True))
+    model.eval()
+    return model
+"""
+#: The declared way in: load, then fold in the caller.
+APP = """
+import wnaudit
+
+from .serve import load_model
+
+
+def load_vocoder(path):
+    vocoder = load_model(path)
+    wnaudit.fold_weight_norm(vocoder)
+    return vocoder
+"""
+#: Another caller of the same loader, serving what it returns unfolded.
+OTHER = """
+import torch
+
+from .serve import load_model
+
+
+def synthesize(mel):
+    model = load_model("g.pt")
+    with torch.inference_mode():
+        return model(mel)
+"""
+
+
+def _loaders(tmp_path: Path, **extra: str) -> list[tuple[str, int, str]]:
+    files = {"voc/__init__.py": "", "voc/model.py": GENERATOR, "voc/serve.py": LOADER, "voc/app.py": APP}
+    return _wn110(_project(tmp_path, {**files, **{f"voc/{name}.py": text for name, text in extra.items()}}))
+
+
+def test_load_then_fold_in_the_caller_is_a_fold(tmp_path: Path):
+    """The common pattern: ``load_model()`` (and the ``build()`` it returns from) evaluates, its caller folds."""
+    assert _loaders(tmp_path) == []
+
+
+@pytest.mark.parametrize("fold", ["    wnaudit.fold_weight_norm(vocoder)\n", "    vocoder.remove_weight_norm()\n"])
+def test_a_fold_of_a_loaders_result_covers_only_the_caller_that_folds(tmp_path: Path, fold: str):
+    """Another caller of ``load_model()`` serves it unfolded: reported at its own site (issue 35, item 3)."""
+    app = textwrap.dedent(APP).lstrip().replace("    wnaudit.fold_weight_norm(vocoder)\n", fold)
+    found = _wn110(_project(tmp_path, {
+        "voc/__init__.py": "", "voc/model.py": GENERATOR, "voc/serve.py": LOADER, "voc/app.py": app, "voc/other.py": OTHER,
+    }))
+    assert [(name, line) for name, line, _ in found] == [("model.py", 9)]
+    assert "stays live at `voc/other.py:9`" in found[0][2]

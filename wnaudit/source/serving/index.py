@@ -1050,12 +1050,15 @@ class ServingIndex:
         #: Folds of a model built in the same function (``model = Generator(); ...; fold(model)``): they fold that
         #: object only, so they cover the sites of that function, not those of another that builds its own.
         local: set[tuple[Path, int]] = set()
+        #: Loaders whose result a caller folds (``model = load_model(p); fold(model)``): that fold covers the caller's
+        #: sites and the loader's own, not those of another caller of the loader that serves it unfolded.
+        loaders: set[Key] = set()
         found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
             facts = self.facts(file)
             if facts is None:
                 continue
-            if self._folded_in(file, facts, carriers, folding, local):
+            if self._folded_in(file, facts, carriers, folding, local, loaders):
                 return None  # folded on the way
             found.extend(self._inference_sites(file, facts, carriers))
         entries = self._entry_sites(carriers)
@@ -1065,13 +1068,13 @@ class ServingIndex:
         sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
         if self._removal_method_called(family, folding, live):
             return None
-        chained, why, ran = self._method_folds(start, files, carriers, family, folding, live, local)
+        chained, why, ran = self._method_folds(start, files, carriers, family, folding, live, local, loaders)
         if chained:
             return None
         sites.extend(self._self_evaluations(family, classes, folding, carriers))
         # A site in the project's code first: an inherited library loader only where the code shows no other.
         sites.sort(key=lambda item: (item[1].kind == "inherited", str(item[0]), item[1].line, item[1].column))
-        sites = self._uncovered(sites, local, entries)
+        sites = self._uncovered(sites, local, entries, loaders)
         if not sites:
             return None
         served = [self._served_at(start, site, files, carriers, family, folding, live, why, ran) for site in sites]
@@ -1108,7 +1111,7 @@ class ServingIndex:
 
     def _uncovered(
         self, sites: list[tuple[Path, Use, frozenset[Key]]], local: set[tuple[Path, int]],
-        entries: "list[tuple[Path, Use, frozenset[Key]]] | None" = None,
+        entries: "list[tuple[Path, Use, frozenset[Key]]] | None" = None, loaders: "set[Key] | None" = None,
     ) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The sites no fold covers, one per function that builds its own model, in order (issue 35).
 
@@ -1118,20 +1121,34 @@ class ServingIndex:
         model comes from elsewhere (a loader's result, an attribute) is covered
         by any fold of the model, as the fold may be where it came from; such
         sites are reported (one) only where no function building its own is.
+        A fold of a loader's result in a caller (``loaders``) covers the
+        loader's own sites and the caller's, not a site of another caller that
+        takes the model from that loader: that one is reported on its own.
         """
         fresh: dict[tuple[Path, int], tuple[Path, Use, frozenset[Key]]] = {}
         other: list[tuple[Path, Use, frozenset[Key]]] = []
+        spans = self._loader_spans(loaders or set())
         for site in sites:
             file, use, _ = site
-            if self.excluded(file):
-                continue  # a loader class in an excluded file: not named, not fixed
-            if use.kind != "inherited" and use.refs and all(self._fresh(file, ref) for ref in use.refs):
+            if self.excluded(file) or any(f == file and first <= use.line <= last for f, first, last in spans):
+                continue  # a loader class in an excluded file: not named, not fixed; a loader a caller folds
+            if self._own_model(file, use, loaders or set()):
                 if (file, use.scope) not in local:
                     fresh.setdefault((file, use.scope), site)
             elif not local:
                 other.append(site)
         found = list(fresh.values()) or other[:1]
         return self._at_entries(found, [s for s in sites if s in (entries or ()) and s not in found], local) if entries else found
+
+    def _own_model(self, file: Path, use: Use, loaders: set[Key]) -> bool:
+        """The site's function builds its model, or takes it from a loader whose result a caller folds: a fold
+        elsewhere is of another object, so only one in that function covers it."""
+        if use.kind == "inherited" or not use.refs:
+            return False
+        if all(self._fresh(file, ref) for ref in use.refs):
+            return True
+        from_loader = self._loader_result(file, use.refs) if loaders else set()
+        return bool(from_loader) and from_loader <= loaders
 
     def _at_entries(
         self, found: list[tuple[Path, Use, frozenset[Key]]], entries: list[tuple[Path, Use, frozenset[Key]]],
@@ -1149,6 +1166,31 @@ class ServingIndex:
         spans = [(k[0], b.line, b.end_line) for k in called if (b := self._function(k)) is not None]
         kept = [s for s in found if not any(s[0] == f and first <= s[1].line <= last for f, first, last in spans)]
         return [*live, *(s for s in kept if s not in live)]
+
+    def _loader_result(self, file: Path, refs: Iterable[Ref]) -> set[Key]:
+        """The project functions ``refs`` are all results of (``load_model(path)``); empty where one is something else."""
+        found: set[Key] = set()
+        for ref in refs:
+            hit = self.lookup(file, ref[1]) if ref[0] == "new" else None
+            if hit is None or hit[1] or self._function(hit[0]) is None:
+                return set()
+            found.add(hit[0])
+        return found
+
+    def _loader_spans(self, loaders: set[Key]) -> list[tuple[Path, int, int]]:
+        """The lines of the folded loaders and of the project functions they return the result of, transitively."""
+        spans: list[tuple[Path, int, int]] = []
+        queue, seen = sorted(loaders), set(loaders)
+        while queue:
+            key = queue.pop()
+            body = self._function(key)
+            if body is None:
+                continue
+            spans.append((key[0], body.line, body.end_line))
+            for inner in self._loader_result(key[0], body.returns) - seen if body.returns else ():
+                seen.add(inner)
+                queue.append(inner)
+        return spans
 
     def _fresh(self, file: Path, ref: Ref) -> bool:
         """``ref`` is a model built where it is used: a project class called, a config or registry instantiated."""
@@ -1248,7 +1290,7 @@ class ServingIndex:
 
     def _folded_in(
         self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str],
-        local: "set[tuple[Path, int]] | None" = None,
+        local: "set[tuple[Path, int]] | None" = None, loaders: "set[Key] | None" = None,
     ) -> bool:
         """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?
 
@@ -1259,14 +1301,30 @@ class ServingIndex:
             if (use.legacy and self._modern) or use.partial:
                 continue  # the legacy remover on the modern spelling raises (WN101); a loop skipping parts leaves them
             if use.scope not in facts.training_scopes and self._fold_reaches(file, use.refs, carriers):
-                if local is None or not self._all_fresh(file, [self._owner_ref(r) for r in use.refs]):
+                if not self._folds_here(file, [self._owner_ref(r) for r in use.refs], use.scope, local, loaders):
                     return True
-                local.add((file, use.scope))
         for call in facts.helper_calls:
             if call.scope not in facts.training_scopes and self._helper_folds(file, call, carriers, folding):
-                if local is None or not self._all_fresh(file, call.refs):
+                if not self._folds_here(file, call.refs, call.scope, local, loaders):
                     return True
-                local.add((file, call.scope))
+        return False
+
+    def _folds_here(
+        self, file: Path, refs: Iterable[Ref], scope: int, local: "set[tuple[Path, int]] | None", loaders: "set[Key] | None",
+    ) -> bool:
+        """A fold of a model its function builds, or of a loader's result: recorded as covering that function's sites
+        (and the loader's, in ``loaders``), True; False where it covers every site (or no record is kept)."""
+        refs = tuple(refs)
+        if local is None:
+            return False
+        if self._all_fresh(file, refs):
+            local.add((file, scope))
+            return True
+        from_loader = self._loader_result(file, refs) if loaders is not None and refs else set()
+        if from_loader and loaders is not None:
+            local.add((file, scope))
+            loaders |= from_loader
+            return True
         return False
 
     def _helper_folds(self, file: Path, call: HelperCall, carriers: set[Key], folding: set[str]) -> bool:
@@ -1283,7 +1341,7 @@ class ServingIndex:
 
     def _method_folds(
         self, start: Key, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
-        local: "set[tuple[Path, int]] | None" = None,
+        local: "set[tuple[Path, int]] | None" = None, loaders: "set[Key] | None" = None,
     ) -> tuple[bool, str, set[tuple[Key, str]]]:
         """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
 
@@ -1325,7 +1383,7 @@ class ServingIndex:
                     continue
                 waiting.remove(call)
                 changed = True
-                if name in folding and self._removal_folds(start, call, carriers, family, local, partial):
+                if name in folding and self._removal_folds(start, call, carriers, family, (local, loaders), partial):
                     return True, "", set()
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
@@ -1334,12 +1392,13 @@ class ServingIndex:
 
     def _removal_folds(
         self, start: Key, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
-        local: "set[tuple[Path, int]] | None", partial: dict[tuple[Key, str], str],
+        kept: "tuple[set[tuple[Path, int]] | None, set[Key] | None]", partial: dict[tuple[Key, str], str],
     ) -> bool:
-        """A removal call that runs folds ``start`` everywhere (True), or is recorded as partial, or as local."""
+        """A removal call that runs folds ``start`` everywhere (True), or is recorded as partial, or as local
+        (``kept``: the local folds and the folded loaders, where kept)."""
         left = self._leaves_live(start, call, carriers, family)
         partial.update(left)
-        return not left and self._folds_every_instance(call, carriers, family, local)
+        return not left and self._folds_every_instance(call, carriers, family, *kept)
 
     def _leaves_live(
         self, start: Key, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
@@ -1388,17 +1447,14 @@ class ServingIndex:
 
     def _folds_every_instance(
         self, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
-        local: "set[tuple[Path, int]] | None",
+        local: "set[tuple[Path, int]] | None", loaders: "set[Key] | None" = None,
     ) -> bool:
         """A removal call that runs folds a carrier wherever it is served; one on a model its function builds (outside
-        methods) folds that model only, and is recorded in ``local`` instead (where ``local`` is kept)."""
+        methods), or on a loader's result, folds that model only, and is recorded in ``local`` instead (where kept)."""
         file, refs, _, scope, _, caller = call
         if not self._call_reaches(file, refs, carriers, family):
             return False
-        if local is None or caller or not self._all_fresh(file, refs):
-            return True
-        local.add((file, scope))
-        return False
+        return bool(caller) or not self._folds_here(file, refs, scope, local, loaders)
 
     def _note_invoked(
         self, file: Path, refs: tuple[Ref, ...], name: str, pairs: set[tuple[str, str]], invoked: set[tuple[str, str]],
