@@ -15,14 +15,13 @@ import pytest
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 
-#: A HiFT-style generator: its removal method folds ``ups`` and leaves ``f0_predictor`` for "later".
-MODEL = """
+GENERATOR = """
 import torch.nn as nn
 from torch.nn.utils.parametrizations import weight_norm
 from torch.nn.utils.parametrize import remove_parametrizations
 
 
-class F0Predictor(nn.Module):
+class Generator(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = weight_norm(nn.Conv1d(8, 8, 3, padding=1))
@@ -32,7 +31,9 @@ class F0Predictor(nn.Module):
 
     def remove_weight_norm(self):
         remove_parametrizations(self.conv, "weight")
-
+"""
+#: A HiFT-style generator: its removal method folds ``ups`` and leaves ``f0_predictor`` for "later".
+MODEL = GENERATOR.replace("class Generator", "class F0Predictor") + """
 
 class HiFT(nn.Module):
     def __init__(self):
@@ -105,23 +106,6 @@ def test_a_removal_method_that_reaches_the_part_still_folds(tmp_path: Path, chan
     assert _wn110(_project(tmp_path, files)) == []
 
 
-GENERATOR = """
-import torch.nn as nn
-from torch.nn.utils.parametrizations import weight_norm
-from torch.nn.utils.parametrize import remove_parametrizations
-
-
-class Generator(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = weight_norm(nn.Conv1d(8, 8, 3, padding=1))
-
-    def forward(self, x):
-        return self.conv(x)
-
-    def remove_weight_norm(self):
-        remove_parametrizations(self.conv, "weight")
-"""
 #: The fold runs only under the configuration's flag.
 FLAGGED = """
 from dataclasses import dataclass

@@ -230,7 +230,7 @@ class Selection:
                 stack.append((child, inner, inner_owner))
 
     def _stands_for(self, file: Path, node: ast.expr, key: Key) -> bool:
-        dotted = _dotted(node)
+        dotted = construction.dotted_name(node)
         if dotted is None:
             return False
         facts = self._facts(file)
@@ -356,14 +356,3 @@ def _ignorable(node: ast.expr, parent: ast.AST) -> bool:
     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is node:
         return True
     return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("isinstance", "issubclass")
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
