@@ -158,6 +158,8 @@ def test_a_fold_behind_a_flag_the_project_never_turns_on_is_no_fold(tmp_path: Pa
     found = _flagged(tmp_path, extra, *changes)
     assert [(name, line) for name, line, _ in found] == [("model.py", 9)]
     assert "stays live at `voc/serve.py:" in found[0][2]
+    # no fold is added beside the flagged one: a user turning the flag on would run a second removal, which raises
+    assert "already runs there" in found[0][2]
 
 
 @pytest.mark.parametrize(("extra", "changes"), [

@@ -154,6 +154,9 @@ class ServingIndex:
         #: (project root, flag) -> whether its configuration turns the flag on; root -> its YAML/JSON files.
         self._flags: dict[tuple[Path, str], bool] = {}
         self._config_files: dict[Path, list[Path]] = {}
+        #: The facts of files with flag-guarded folds as read: a fix must not add a fold beside a removal that a
+        #: flag the configuration leaves off may still run (a second removal raises).
+        self._unflagged: dict[Path, ServingFacts] = {}
         #: (project root, config key) -> the files that check such an entry's type (``isinstance(c["hift"], ...)``).
         self._entry_checkers: dict[tuple[Path, str], list[Path]] = {}
         #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
@@ -238,6 +241,7 @@ class ServingIndex:
             if self._cache is not None:
                 facts_cache.store(self._cache, key, found)
         if found.flagged:
+            self._unflagged[path] = found
             found = self._flags_applied(path, found)
         self._facts[path] = found
         return found
@@ -1094,8 +1098,10 @@ class ServingIndex:
         return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers), removal=removal)
 
     def _removal_at(self, file: Path, use: Use, carriers: set[Key], family: set[Key], folding: set[str]) -> str:
-        """A removal of a carrier, of either spelling, that the site's function already runs (issue 35, item 6)."""
+        """A removal of a carrier, of either spelling, that the site's function already runs (issue 35, item 6), or may
+        run under a configuration flag."""
         facts = self.facts(file)
+        facts = self._unflagged.get(file, facts)
         if facts is None:
             return ""
         for fold in facts.folds:
