@@ -186,3 +186,80 @@ def test_flags_a_construction_leaves_false_are_silent(tmp_path: Path):
         textwrap.dedent(FLAG).lstrip().replace("Model(wn=False)", "Model(wn=True)").replace("self.head = Head()", "self.head = Head(False)")
     )
     assert _wn110(root, "flag.py") == [10, 20]
+
+
+#: A configuration class whose class-level constants select constructor branches (issue 35: written from the rule's
+#: semantics, a constant a project class binds once is as constant as a module-level one).
+CONFIG_CLASS = """
+class Config:
+    up_type = "transpose"
+    use_wn = False
+    channels = 4
+"""
+CONFIGURED = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import weight_norm
+
+from .config import Config
+
+
+class Up(nn.Module):
+    def __init__(self, up_type="interp"):
+        super().__init__()
+        if up_type == "transpose":
+            self.up = nn.ConvTranspose1d(4, 4, 4, stride=2, padding=1)
+        else:
+            self.up = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, x):
+        return self.up(x)
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pre = weight_norm(nn.Conv1d(80, 4, 7, padding=3))
+        self.up = Up(up_type=Config.up_type)
+        if Config.use_wn:
+            self.wn = weight_norm(nn.Conv1d(4, 4, 3, padding=1))
+
+    def forward(self, mel):
+        return self.up(self.pre(mel))
+"""
+SERVE_CONFIGURED = """
+from .model import Generator
+
+
+def load():
+    model = Generator()
+    model.eval()
+    return model
+"""
+
+
+def _configured(tmp_path: Path, config: str = CONFIG_CLASS, **extra: str) -> list[int]:
+    root = tmp_path / "proj"
+    files = {"voc/__init__.py": "", "voc/config.py": config, "voc/model.py": CONFIGURED, "voc/serve.py": SERVE_CONFIGURED}
+    files.update({f"voc/{name}.py": text for name, text in extra.items()})
+    (root / "voc").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text).lstrip())
+    result = lint_files(sorted((root / "voc").glob("*.py")), RunOptions())
+    assert result.errors == []
+    return sorted(f.line for f in result.findings if f.code == "WN110" and f.path.endswith("model.py"))
+
+
+def test_class_level_constants_of_a_configuration_class_select_constructor_branches(tmp_path: Path):
+    """``Up(up_type=Config.up_type)`` and ``if Config.use_wn:``: the branches the constants never select are not
+    reported; the unconditional application is."""
+    assert _configured(tmp_path) == [22]
+
+
+def test_a_configuration_attribute_set_elsewhere_or_true_keeps_the_finding(tmp_path: Path):
+    """Set by a script (``Config.use_wn = True``), or on in the class: not known to be off, so it counts."""
+    assert _configured(tmp_path / "a", script="from .config import Config\n\nConfig.use_wn = True\nConfig.up_type = 'interp'\n") == [
+        13, 22, 25,
+    ]
+    on = CONFIG_CLASS.replace('up_type = "transpose"', 'up_type = "interp"').replace("use_wn = False", "use_wn = True")
+    assert _configured(tmp_path / "b", on) == [13, 22, 25]

@@ -126,8 +126,8 @@ def tests_of(node: ast.expr, params: frozenset[str], holds: bool) -> tuple[Test,
         return tests_of(node.operand, params, not holds)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And if holds else ast.Or):
         return tuple(t for value in node.values for t in tests_of(value, params, holds))
-    if isinstance(node, ast.Name) and node.id in params:
-        return (Test(node.id, "true" if holds else "false"),)
+    if _read_name(node, params):
+        return (Test(_read_name(node, params), "true" if holds else "false"),)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         found = _comparison(node.left, node.ops[0], node.comparators[0], params)
         if found is not None:
@@ -140,15 +140,35 @@ def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr, params: frozense
     if name is None:
         return None
     if name in ("in", "not in"):
-        if isinstance(left, ast.Name) and left.id in params and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        if _read_name(left, params) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
             if all(_literal(e) for e in right.elts):
-                return Test(left.id, name, tuple(repr(e.value) for e in right.elts))  # type: ignore[attr-defined]
+                return Test(_read_name(left, params), name, tuple(repr(e.value) for e in right.elts))  # type: ignore[attr-defined]
         return None
-    if isinstance(right, ast.Name) and _literal(left) and name in ("==", "!="):
+    if isinstance(right, (ast.Name, ast.Attribute)) and _literal(left) and name in ("==", "!="):
         left, right = right, left
-    if isinstance(left, ast.Name) and left.id in params and _literal(right):
-        return Test(left.id, name, (repr(right.value),))  # type: ignore[attr-defined]
+    if _read_name(left, params) and _literal(right):
+        return Test(_read_name(left, params), name, (repr(right.value),))  # type: ignore[attr-defined]
     return None
+
+
+def _read_name(node: ast.expr, params: frozenset[str]) -> str:
+    """The parameter ``node`` reads, or the dotted constant (``Config.up_type``) a caller put among ``params``."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in params else ""
+    dotted = dotted_name(node)
+    return dotted if dotted is not None and "." in dotted and dotted in params else ""
+
+
+def dotted_name(node: ast.expr) -> str | None:
+    """``Config.up_type`` as written (a chain of attributes on a name), else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def passes(tests: tuple[Test, ...], env: Mapping[str, object]) -> bool | None:
@@ -456,6 +476,10 @@ def expression_sources(node: ast.expr, function: ast.AST | None, constants: dict
         body = expression_sources(node.body, function, constants, depth + 1)
         orelse = expression_sources(node.orelse, function, constants, depth + 1)
         return body + orelse if body is not None and orelse is not None else None
+    if isinstance(node, ast.Attribute) and (dotted := dotted_name(node)) in constants and not (
+        isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and _binds(function, dotted.partition(".")[0])
+    ):
+        return _module_constant(dotted, constants)  # ``Config.out_channels``: a configuration class's constant
     if isinstance(node, ast.Name) and function is None:
         return _module_constant(node.id, constants)  # module-level code
     if isinstance(node, ast.Name) and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):

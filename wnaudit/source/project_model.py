@@ -154,8 +154,9 @@ class ProjectModel:
             return "the weights are loaded inside the library's `from_pretrained`, which no project line follows" + before_load
         if served.removal:
             return (
-                f"`{served.removal}` already runs there and does not fold it (as the legacy remover on the modern "
-                "spelling, WN101), and a second removal beside it would raise; make that removal fold"
+                f"`{served.removal}` already runs there and does not fold it all (as the legacy remover on the modern "
+                "spelling, WN101, a removal method that leaves a part, or one under a flag the configuration leaves off), "
+                "and a second removal beside it would raise; make that removal fold it all"
             )
         # Read through the workspace: the serving file's digest is an observation the kept verdict rests on.
         why = no_fold_point(str(served.file), self._source_bytes(served.file), served.site.line, target)

@@ -126,11 +126,12 @@ class ClassView:
                 self.attrs.setdefault(name, []).extend((key[0], ref) for ref in refs)
             self.loose |= {_short(name) for name in cls.loose}
 
-    def executed(self, members: Iterable[str]) -> set[str] | None:
+    def executed(self, members: Iterable[str], whole: frozenset[str] = frozenset()) -> set[str] | None:
         """The attributes of ``self`` that running ``members`` reads (None: anything may run).
 
         ``members`` as ``facts.Use.members``: ``()`` runs ``forward``, ``name()``
-        calls a method, ``name`` reads a member.
+        calls a method, ``name`` reads a member.  ``whole``: members that reach
+        every part (``modules()`` for a question about folds): None where one is used.
         """
         entries: list[str] = []
         read: set[str] = set()
@@ -149,7 +150,7 @@ class ClassView:
                     return None  # ``forward`` or a method defined outside the project: unknown code runs
                 continue
             for body in bodies:
-                if body.self_escapes:
+                if body.self_escapes or body.self_members & whole:
                     return None
                 for member in body.self_members:
                     if not self._sort(member, entries, read):

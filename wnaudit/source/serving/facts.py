@@ -253,6 +253,12 @@ class ServingFacts:
     #: ``"hift" -> [qualified class names]``. A config the package does not ship (downloaded with the weights)
     #: is read through it: what it builds under that key is, by the project's own check, such a class.
     entry_types: dict[str, list[str]] = field(default_factory=dict)
+    #: Bodies of ``if <config>.<flag>:`` (``cfg.fold_weight_norm``, ``cfg["fold"]``, ``cfg.get("fold")``): (the flag,
+    #: first line, last line).  A fold there runs only where the project's own configuration turns the flag on.
+    flag_lines: list[tuple[str, int, int]] = field(default_factory=list)
+    #: Records made under such a flag: (flag, the list they are in: ``folds``, ``helper_calls``, ``method_calls``,
+    #: or the scope set ``folding_scopes``/``legacy_folding_scopes`` they would join, index or scope).
+    flagged: list[tuple[str, str, int]] = field(default_factory=list)
 
     @property
     def training_scopes(self) -> KeysView[int]:
@@ -503,6 +509,9 @@ class _Walker(Visitor):
             return
         self.visit(test)
         flag = test.id if isinstance(test, ast.Name) and test.id in self._false_flags.get(self.frame.number, ()) else ""
+        setting = "" if flag else _config_flag(test)
+        if setting and node.body:
+            self.facts.flag_lines.append((setting, node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno))
         guard = self._guard
         self._guard = guard or flag
         for statement in node.body:
@@ -990,6 +999,22 @@ class _Linker:
             self.facts.folding_scopes.add(inner.number)
 
     def _call(self, node: ast.Call, frame: _Frame, guard: str = "") -> None:
+        """Record one call; what it records under ``if <config>.<flag>:`` is marked with the flag (``flagged``)."""
+        flag = self._flag_at(node.lineno)
+        if not flag:
+            self._call_records(node, frame, guard)
+            return
+        lists = ("folds", "helper_calls", "method_calls")
+        before = [len(getattr(self.facts, name)) for name in lists]
+        self._call_records(node, frame, guard)
+        for name, first in zip(lists, before):
+            self.facts.flagged.extend((flag, name, i) for i in range(first, len(getattr(self.facts, name))))
+
+    def _flag_at(self, line: int) -> str:
+        """The configuration flag whose ``if`` body holds ``line`` ("": none)."""
+        return next((flag for flag, first, last in self.facts.flag_lines if first <= line <= last), "")
+
+    def _call_records(self, node: ast.Call, frame: _Frame, guard: str = "") -> None:
         """Record what one call says: callees, training, a fold, a helper given a model, an inference site."""
         func = node.func
         names = self.names(func, frame)
@@ -1297,13 +1322,31 @@ class _Linker:
 
     def _fold(self, use: Use, frame: _Frame) -> None:
         self.facts.folds.append(use)
-        if use.legacy:
+        flag = self._flag_at(use.line)
+        scopes = "legacy_folding_scopes" if use.legacy else "folding_scopes"
+        if flag and (use.legacy or not use.partial and not any(ref[0] == "sub" for ref in use.refs)):
+            self.facts.flagged.append((flag, scopes, frame.number))  # joins only where the configuration turns it on
+        elif use.legacy:
             self.facts.legacy_folding_scopes.add(frame.number)  # folds the legacy spelling alone
         elif not use.partial and not use.excluded and not any(ref[0] == "sub" for ref in use.refs):
             self.facts.folding_scopes.add(frame.number)  # a fold of a member is linked to that member alone
         if frame.body is not None:
             frame.body.folds = True
             frame.body.folds_modern = frame.body.folds_modern or not use.legacy
+
+
+def _config_flag(test: ast.expr) -> str:
+    """``fold_weight_norm`` of ``cfg.fold_weight_norm``, ``cfg["fold_weight_norm"]``, ``cfg.get("fold_weight_norm")``."""
+    if isinstance(test, ast.Attribute):
+        return test.attr
+    if isinstance(test, ast.Subscript) and isinstance(test.slice, ast.Constant) and isinstance(test.slice.value, str):
+        return test.slice.value
+    if (
+        isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "get" and test.args
+        and isinstance(test.args[0], ast.Constant) and isinstance(test.args[0].value, str)
+    ):
+        return test.args[0].value
+    return ""
 
 
 def _member_name(node: ast.expr) -> str | None:

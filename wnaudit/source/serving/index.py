@@ -36,6 +36,7 @@ from . import facts_cache
 from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
+from .flags import config_files, flag_on
 from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
 from .entries import module_of
 from .entries import split as split_entry
@@ -62,6 +63,8 @@ _FOLD_WORDS = tuple(sorted({
 
 #: The builtin that fetches a class from a module by a string (``getattr(models, cfg.name)``).
 _FETCH = "getattr"
+#: Members of ``self`` that reach every part it holds: a removal method using one folds whatever the model holds.
+_SELF_WHOLE = frozenset({"modules()", "children()", "named_modules()", "named_children()", "apply()", "parameters()", "named_parameters()"})
 #: The word of a type check on a config entry (``isinstance(configs["hift"], HiFTGenerator)``).
 _TYPE_CHECK = b"isinstance("
 
@@ -148,6 +151,12 @@ class ServingIndex:
         self._typed_memo: dict[tuple[Path, Key], list[Path]] = {}
         #: Per project root: the classes its YAML configs build, by key path (shape d).
         self._configs: dict[Path, dict[str, set[Key]]] = {}
+        #: (project root, flag) -> whether its configuration turns the flag on; root -> its YAML/JSON files.
+        self._flags: dict[tuple[Path, str], bool] = {}
+        self._config_files: dict[Path, list[Path]] = {}
+        #: The facts of files with flag-guarded folds as read: a fix must not add a fold beside a removal that a
+        #: flag the configuration leaves off may still run (a second removal raises).
+        self._unflagged: dict[Path, ServingFacts] = {}
         #: (project root, config key) -> the files that check such an entry's type (``isinstance(c["hift"], ...)``).
         self._entry_checkers: dict[tuple[Path, str], list[Path]] = {}
         #: Short name of a unit -> the names importers bind it as (searched for and resolved like it; shape d).
@@ -231,7 +240,36 @@ class ServingIndex:
                 return None
             if self._cache is not None:
                 facts_cache.store(self._cache, key, found)
+        if found.flagged:
+            self._unflagged[path] = found
+            found = self._flags_applied(path, found)
         self._facts[path] = found
+        return found
+
+    def _flags_applied(self, path: Path, facts: ServingFacts) -> ServingFacts:
+        """``facts`` with the folds under a configuration flag the project never turns on left out."""
+        on = {flag: self._flag_on(path, flag) for flag in sorted({flag for flag, _, _ in facts.flagged})}
+        drop = {(where, index) for flag, where, index in facts.flagged if not on[flag]}
+        joined = {(where, index) for flag, where, index in facts.flagged if on[flag] and where.endswith("_scopes")}
+        return dataclasses.replace(
+            facts,
+            folds=[u for i, u in enumerate(facts.folds) if ("folds", i) not in drop],
+            helper_calls=[c for i, c in enumerate(facts.helper_calls) if ("helper_calls", i) not in drop],
+            method_calls=[c for i, c in enumerate(facts.method_calls) if ("method_calls", i) not in drop],
+            folding_scopes=facts.folding_scopes | {i for where, i in joined if where == "folding_scopes"},
+            legacy_folding_scopes=facts.legacy_folding_scopes | {i for where, i in joined if where == "legacy_folding_scopes"},
+        )
+
+    def _flag_on(self, path: Path, flag: str) -> bool:
+        """Does the project's own configuration turn ``flag`` on, or may it (``flags.py``)?"""
+        pool = self._pool(path)
+        found = self._flags.get((pool.root, flag))
+        if found is None:
+            configs = self._config_files.get(pool.root)
+            if configs is None:
+                configs = self._config_files[pool.root] = config_files(pool.root)
+            python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
+            found = self._flags[(pool.root, flag)] = flag_on(flag, python, configs)
         return found
 
     def _read_ahead(self, files: Iterable[Path]) -> None:
@@ -1016,12 +1054,15 @@ class ServingIndex:
         #: Folds of a model built in the same function (``model = Generator(); ...; fold(model)``): they fold that
         #: object only, so they cover the sites of that function, not those of another that builds its own.
         local: set[tuple[Path, int]] = set()
+        #: Loaders whose result a caller folds (``model = load_model(p); fold(model)``): that fold covers the caller's
+        #: sites and the loader's own, not those of another caller of the loader that serves it unfolded.
+        loaders: set[Key] = set()
         found: list[tuple[Path, Use, frozenset[Key]]] = []
         for file in files:
             facts = self.facts(file)
             if facts is None:
                 continue
-            if self._folded_in(file, facts, carriers, folding, local):
+            if self._folded_in(file, facts, carriers, folding, local, loaders):
                 return None  # folded on the way
             found.extend(self._inference_sites(file, facts, carriers))
         entries = self._entry_sites(carriers)
@@ -1031,35 +1072,36 @@ class ServingIndex:
         sites = [s for s in found if self._runs(start, s[1], s[2], carriers, parts)]
         if self._removal_method_called(family, folding, live):
             return None
-        chained, why = self._method_folds(files, carriers, family, folding, live, local)
+        chained, why, ran = self._method_folds(start, files, carriers, family, folding, live, local, loaders)
         if chained:
             return None
         sites.extend(self._self_evaluations(family, classes, folding, carriers))
         # A site in the project's code first: an inherited library loader only where the code shows no other.
         sites.sort(key=lambda item: (item[1].kind == "inherited", str(item[0]), item[1].line, item[1].column))
-        sites = self._uncovered(sites, local, entries)
+        sites = self._uncovered(sites, local, entries, loaders)
         if not sites:
             return None
-        served = [self._served_at(start, site, files, carriers, family, folding, live, why) for site in sites]
+        served = [self._served_at(start, site, files, carriers, family, folding, live, why, ran) for site in sites]
         return dataclasses.replace(served[0], others=tuple(served[1:]))
 
     def _served_at(
         self, start: Key, site: tuple[Path, Use, frozenset[Key]], files: list[Path], carriers: set[Key], family: set[Key],
-        folding: set[str], live: set[str], why: str,
+        folding: set[str], live: set[str], why: str, ran: "set[tuple[Key, str]] | None" = None,
     ) -> Served:
         """The verdict for one inference site: what removal nobody calls there, why a candidate fold does not count."""
         file, use, reached = site
-        uncalled = self._uncalled(reached, family, folding, live)
+        uncalled = self._uncalled(reached, family, folding, live, ran or set())
+        if ran and uncalled and why and "nothing calls" not in why:
+            why += f", and `{uncalled}` exists but nothing calls it"  # the later step, forgotten (CosyVoice3)
         why = why or self._why_not_folded(start, files, carriers, family, folding, bool(uncalled))
         removal = self._removal_at(file, use, carriers, family, folding)
         return Served(file, use, uncalled, _short(start[1]), why, self._part_target(use, reached, carriers), removal=removal)
 
     def _removal_at(self, file: Path, use: Use, carriers: set[Key], family: set[Key], folding: set[str]) -> str:
-        """A removal of a carrier, of either spelling, that the site's function already runs.
-
-        A fold added beside it would make one of the two raise.
-        """
+        """A removal of a carrier, of either spelling, that the site's function already runs, or may run under a
+        configuration flag: a fold added beside it would make one of the two raise."""
         facts = self.facts(file)
+        facts = self._unflagged.get(file, facts)
         if facts is None:
             return ""
         for fold in facts.folds:
@@ -1075,7 +1117,7 @@ class ServingIndex:
 
     def _uncovered(
         self, sites: list[tuple[Path, Use, frozenset[Key]]], local: set[tuple[Path, int]],
-        entries: "list[tuple[Path, Use, frozenset[Key]]] | None" = None,
+        entries: "list[tuple[Path, Use, frozenset[Key]]] | None" = None, loaders: "set[Key] | None" = None,
     ) -> list[tuple[Path, Use, frozenset[Key]]]:
         """The sites no fold covers, one per function that builds its own model, in order: each gets its own fold.
 
@@ -1085,20 +1127,34 @@ class ServingIndex:
         model comes from elsewhere (a loader's result, an attribute) is covered
         by any fold of the model, as the fold may be where it came from; such
         sites are reported (one) only where no function building its own is.
+        A fold of a loader's result in a caller (``loaders``) covers the
+        loader's own sites and the caller's, not a site of another caller that
+        takes the model from that loader: that one is reported on its own.
         """
         fresh: dict[tuple[Path, int], tuple[Path, Use, frozenset[Key]]] = {}
         other: list[tuple[Path, Use, frozenset[Key]]] = []
+        spans = self._loader_spans(loaders or set())
         for site in sites:
             file, use, _ = site
-            if self.excluded(file):
-                continue  # a loader class in an excluded file: not named, not fixed
-            if use.kind != "inherited" and use.refs and all(self._fresh(file, ref) for ref in use.refs):
+            if self.excluded(file) or any(f == file and first <= use.line <= last for f, first, last in spans):
+                continue  # a loader class in an excluded file: not named, not fixed; a loader a caller folds
+            if self._own_model(file, use, loaders or set()):
                 if (file, use.scope) not in local:
                     fresh.setdefault((file, use.scope), site)
             elif not local:
                 other.append(site)
         found = list(fresh.values()) or other[:1]
         return self._at_entries(found, [s for s in sites if s in (entries or ()) and s not in found], local) if entries else found
+
+    def _own_model(self, file: Path, use: Use, loaders: set[Key]) -> bool:
+        """The site's function builds its model, or takes it from a loader whose result a caller folds: a fold
+        elsewhere is of another object, so only one in that function covers it."""
+        if use.kind == "inherited" or not use.refs:
+            return False
+        if all(self._fresh(file, ref) for ref in use.refs):
+            return True
+        from_loader = self._loader_result(file, use.refs) if loaders else set()
+        return bool(from_loader) and from_loader <= loaders
 
     def _at_entries(
         self, found: list[tuple[Path, Use, frozenset[Key]]], entries: list[tuple[Path, Use, frozenset[Key]]],
@@ -1116,6 +1172,31 @@ class ServingIndex:
         spans = [(k[0], b.line, b.end_line) for k in called if (b := self._function(k)) is not None]
         kept = [s for s in found if not any(s[0] == f and first <= s[1].line <= last for f, first, last in spans)]
         return [*live, *(s for s in kept if s not in live)]
+
+    def _loader_result(self, file: Path, refs: Iterable[Ref]) -> set[Key]:
+        """The project functions ``refs`` are all results of (``load_model(path)``); empty where one is something else."""
+        found: set[Key] = set()
+        for ref in refs:
+            hit = self.lookup(file, ref[1]) if ref[0] == "new" else None
+            if hit is None or hit[1] or self._function(hit[0]) is None:
+                return set()
+            found.add(hit[0])
+        return found
+
+    def _loader_spans(self, loaders: set[Key]) -> list[tuple[Path, int, int]]:
+        """The lines of the folded loaders and of the project functions they return the result of, transitively."""
+        spans: list[tuple[Path, int, int]] = []
+        queue, seen = sorted(loaders), set(loaders)
+        while queue:
+            key = queue.pop()
+            body = self._function(key)
+            if body is None:
+                continue
+            spans.append((key[0], body.line, body.end_line))
+            for inner in self._loader_result(key[0], body.returns) - seen if body.returns else ():
+                seen.add(inner)
+                queue.append(inner)
+        return spans
 
     def _fresh(self, file: Path, ref: Ref) -> bool:
         """``ref`` is a model built where it is used: a project class called, a config or registry instantiated."""
@@ -1227,7 +1308,7 @@ class ServingIndex:
 
     def _folded_in(
         self, file: Path, facts: ServingFacts, carriers: set[Key], folding: set[str],
-        local: "set[tuple[Path, int]] | None" = None,
+        local: "set[tuple[Path, int]] | None" = None, loaders: "set[Key] | None" = None,
     ) -> bool:
         """Does the file fold a carrier: a fold API on it, a fold helper given it, or its removal method called?
 
@@ -1240,14 +1321,30 @@ class ServingIndex:
             if use.scope not in facts.training_scopes and self._fold_reaches(file, use.refs, carriers):
                 if use.excluded and not self._excluded_elsewhere(file, use, carriers):
                     continue  # ``exclude=`` leaves the part that holds the site (or one the index cannot place)
-                if local is None or not self._all_fresh(file, [self._owner_ref(r) for r in use.refs]):
+                if not self._folds_here(file, [self._owner_ref(r) for r in use.refs], use.scope, local, loaders):
                     return True
-                local.add((file, use.scope))
         for call in facts.helper_calls:
             if call.scope not in facts.training_scopes and self._helper_folds(file, call, carriers, folding):
-                if local is None or not self._all_fresh(file, call.refs):
+                if not self._folds_here(file, call.refs, call.scope, local, loaders):
                     return True
-                local.add((file, call.scope))
+        return False
+
+    def _folds_here(
+        self, file: Path, refs: Iterable[Ref], scope: int, local: "set[tuple[Path, int]] | None", loaders: "set[Key] | None",
+    ) -> bool:
+        """A fold of a model its function builds, or of a loader's result: recorded as covering that function's sites
+        (and the loader's, in ``loaders``), True; False where it covers every site (or no record is kept)."""
+        refs = tuple(refs)
+        if local is None:
+            return False
+        if self._all_fresh(file, refs):
+            local.add((file, scope))
+            return True
+        from_loader = self._loader_result(file, refs) if loaders is not None and refs else set()
+        if from_loader and loaders is not None:
+            local.add((file, scope))
+            loaders |= from_loader
+            return True
         return False
 
     def _helper_folds(self, file: Path, call: HelperCall, carriers: set[Key], folding: set[str]) -> bool:
@@ -1263,9 +1360,9 @@ class ServingIndex:
         )
 
     def _method_folds(
-        self, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
-        local: "set[tuple[Path, int]] | None" = None,
-    ) -> tuple[bool, str]:
+        self, start: Key, files: list[Path], carriers: set[Key], family: set[Key], folding: set[str], live: set[str],
+        local: "set[tuple[Path, int]] | None" = None, loaders: "set[Key] | None" = None,
+    ) -> tuple[bool, str, set[tuple[Key, str]]]:
         """A removal method called on a carrier by code that runs (``model.remove_weight_norm()``).
 
         A call inside a method runs when that method does: it is called from
@@ -1274,7 +1371,10 @@ class ServingIndex:
         counted call names it on an instance of the calling class.  Fixpoint
         over the calls, so chains of any length (and cycles) are followed.
         The second value names a removal call on a carrier that does not count
-        because the method holding it never runs ("" when there is none).
+        because the method holding it never runs, or a removal method that runs
+        and leaves the part holding ``start`` for a later step nothing calls
+        (the CosyVoice3 F0 predictor); "" when there is none.  The
+        third: those partial removal methods (class, name), which do run.
         """
         pending: list[tuple[Path, tuple[Ref, ...], str, int, str, str]] = []
         for file in files:
@@ -1291,6 +1391,7 @@ class ServingIndex:
         callers = {method for _, method in pairs}
         self._interesting.update(_short(qual) for qual, _ in pairs)
         waiting = _Waiting(pending)
+        partial: dict[tuple[Key, str], str] = {}
         changed = True
         while changed:
             changed = False
@@ -1302,25 +1403,78 @@ class ServingIndex:
                     continue
                 waiting.remove(call)
                 changed = True
-                if name in folding and self._folds_every_instance(call, carriers, family, local):
-                    return True, ""
+                if name in folding and self._removal_folds(start, call, carriers, family, (local, loaders), partial):
+                    return True, "", set()
                 if name in callers:
                     self._note_invoked(file, refs, name, pairs, invoked, anyone)
-        return False, self._blocked(waiting.current(), carriers, folding)
+        why = self._blocked(waiting.current(), carriers, folding) or next(iter(partial.values()), "")
+        return False, why, set(partial)
+
+    def _removal_folds(
+        self, start: Key, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
+        kept: "tuple[set[tuple[Path, int]] | None, set[Key] | None]", partial: dict[tuple[Key, str], str],
+    ) -> bool:
+        """A removal call that runs folds ``start`` everywhere (True), or is recorded as partial, or as local
+        (``kept``: the local folds and the folded loaders, where kept)."""
+        left = self._leaves_live(start, call, carriers, family)
+        partial.update(left)
+        return not left and self._folds_every_instance(call, carriers, family, *kept)
+
+    def _leaves_live(
+        self, start: Key, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
+    ) -> dict[tuple[Key, str], str]:
+        """The message's evidence where a removal method called on a carrier never reaches the part that holds
+        ``start`` (``HiFT.remove_weight_norm()`` folds ``ups`` and leaves ``f0_predictor``), by (class, method);
+        empty where it may reach it.
+
+        Only a carrier that holds ``start`` in attributes the code names: the
+        method (with the methods of ``self`` it calls) reads none of them and
+        hands ``self`` to nothing, nor walks ``self.modules()``/``apply()``.
+        """
+        file, refs, name, _, _, _ = call
+        receivers = {(file, r[1]) for r in refs if r[0] == "self" and (file, r[1]) in family}
+        receivers |= {k for r in refs if r[0] != "self" for k in self.instances(file, r) if k in carriers}
+        left: dict[tuple[Key, str], str] = {}
+        for key in sorted(receivers):
+            parts = self._parts_left(start, key, name, carriers)
+            if not parts:
+                return {}
+            left[(key, name)] = f"`{_short(key[1])}.{name}()` runs but never reaches {parts}, where `{_short(start[1])}` sits"
+        return left
+
+    def _parts_left(self, start: Key, key: Key, name: str, carriers: set[Key]) -> str:
+        """The attributes of a ``key`` instance holding ``start`` that its method ``name`` leaves ("": none, or not known)."""
+        family = [key, *self.bases(key)]
+        if start in family:
+            return ""
+        view = self.class_view(key)
+        read = view.executed((f"{name}()",), whole=_SELF_WHOLE)
+        if read is None:
+            return ""
+        keys = set(family)
+        left: set[str] = set()
+        for child in (c for c in carriers if c not in keys and self._parents.get(c, set()) & keys):
+            if _short(child[1]) in view.loose:
+                return ""  # built other than as one attribute's value: where it sits is not known
+            holding = {
+                attr for attr, refs in view.attrs.items()
+                if any(_names(ref, child) or child in self.instances(file, ref) for file, ref in refs)
+            }
+            if not holding or "*" in holding or holding & read:
+                return ""
+            left |= holding
+        return " and ".join(f"`{attr}`" for attr in sorted(left))
 
     def _folds_every_instance(
         self, call: tuple[Path, tuple[Ref, ...], str, int, str, str], carriers: set[Key], family: set[Key],
-        local: "set[tuple[Path, int]] | None",
+        local: "set[tuple[Path, int]] | None", loaders: "set[Key] | None" = None,
     ) -> bool:
         """A removal call that runs folds a carrier wherever it is served; one on a model its function builds (outside
-        methods) folds that model only, and is recorded in ``local`` instead (where ``local`` is kept)."""
+        methods), or on a loader's result, folds that model only, and is recorded in ``local`` instead (where kept)."""
         file, refs, _, scope, _, caller = call
         if not self._call_reaches(file, refs, carriers, family):
             return False
-        if local is None or caller or not self._all_fresh(file, refs):
-            return True
-        local.add((file, scope))
-        return False
+        return bool(caller) or not self._folds_here(file, refs, scope, local, loaders)
 
     def _note_invoked(
         self, file: Path, refs: tuple[Ref, ...], name: str, pairs: set[tuple[str, str]], invoked: set[tuple[str, str]],
@@ -1661,12 +1815,15 @@ class ServingIndex:
                     changed = True
         return live
 
-    def _uncalled(self, reached: frozenset[Key], family: set[Key], folding: set[str], live: set[str]) -> str:
+    def _uncalled(
+        self, reached: frozenset[Key], family: set[Key], folding: set[str], live: set[str], ran: "set[tuple[Key, str]]",
+    ) -> str:
+        """A removal method of the model nothing calls (``ran``: partial ones that do run, not named)."""
         for group in (sorted(reached), sorted(family - reached)):
             for key in group:
                 cls = self._class(key)
                 for name in sorted(cls.methods) if cls is not None else ():
-                    if name in folding and name not in live and self._defines_fold(key, name, folding):
+                    if name in folding and name not in live and (key, name) not in ran and self._defines_fold(key, name, folding):
                         return f"{_short(key[1])}.{name}()"
         return ""
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +68,7 @@ class Selection:
         self._parsed: OrderedDict[Path, _Parsed | None] = OrderedDict()
         self._values: dict[tuple[Key, str], list[str] | None] = {}
         self._building: dict[Key, list[_Call] | None] = {}
+        self._attributes: dict[tuple[Key, str], ast.expr | None] = {}
 
     def selected(self, start: Key, line: int) -> bool:
         """False only when no construction can pass what the tests guarding ``line`` in ``start`` require."""
@@ -74,8 +76,17 @@ class Selection:
         if function is None:
             return True
         params = construction.parameter_names(function)
-        tests = (*construction.guard_tests(function.body, line, params), *construction.choice_tests(function, line, params))
+        parsed = self._parse(start[0])
+        constants = parsed.constants if parsed is not None else {}
+        fixed = frozenset(k for k in constants if "." in k and k.partition(".")[0] not in params)
+        tests = (
+            *construction.guard_tests(function.body, line, params | fixed), *construction.choice_tests(function, line, params | fixed),
+        )
         for test in tests:
+            if test.param in fixed and _literal_repr(constants[test.param]) is not None:
+                if passes((test,), {test.param: _literal_repr(constants[test.param])}) is False:
+                    return False  # ``if Config.out_channels > 1:`` with ``out_channels = 1`` in the class body
+                continue
             if not test.param or test.param not in params or construction.reassigned(function, test.param):
                 continue  # not read, or no longer what the constructions passed (``norm = norm or "weight_norm"``)
             values = self.values(start, test.param)
@@ -219,7 +230,7 @@ class Selection:
                 stack.append((child, inner, inner_owner))
 
     def _stands_for(self, file: Path, node: ast.expr, key: Key) -> bool:
-        dotted = _dotted(node)
+        dotted = construction.dotted_name(node)
         if dotted is None:
             return False
         facts = self._facts(file)
@@ -255,8 +266,74 @@ class Selection:
             return None
         prefix = f"{facts.module}." if facts.module else ""
         units: dict[str, ast.stmt] = {f"{prefix}{n.name}": n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
-        parsed = self._parsed[file] = _Parsed(tree, construction.module_constants(tree), units)
+        constants = {**construction.module_constants(tree), **self._class_constants(file, tree)}
+        parsed = self._parsed[file] = _Parsed(tree, constants, units)
         return parsed
+
+    # -- class-level constants of configuration classes ----------------------------
+    def _class_constants(self, file: Path, tree: ast.Module) -> dict[str, ast.expr]:
+        """``Config.up_type`` read in ``file`` -> its constant: a project class's body binds it once to a literal and
+        no project file that names the class assigns ``.up_type`` (or calls ``setattr``), so it is what it says."""
+        out: dict[str, ast.expr] = {}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            dotted = f"{node.value.id}.{node.attr}"
+            if dotted in out:
+                continue
+            key = self._class_named(file, node.value.id)
+            value = self._class_attribute(key, node.attr) if key is not None else None
+            if value is not None:
+                out[dotted] = value
+        return out
+
+    def _class_named(self, file: Path, name: str) -> Key | None:
+        """The project class a name of ``file`` stands for (its own, or imported), else None."""
+        facts = self._facts(file)
+        if facts is None:
+            return None
+        own = f"{facts.module}.{name}" if facts.module else name
+        for qualified in [*facts.exports.get(name, ()), *([own] if own in facts.classes else [])]:
+            hit = self._lookup(file, qualified)
+            if hit is not None and not hit[1]:
+                return hit[0]
+        return None
+
+    def _class_attribute(self, key: Key, attribute: str) -> ast.expr | None:
+        memo = (key, attribute)
+        if memo not in self._attributes:
+            self._attributes[memo] = self._find_class_attribute(key, attribute)
+        return self._attributes[memo]
+
+    def _find_class_attribute(self, key: Key, attribute: str) -> ast.expr | None:
+        data = self._read(key[0])
+        short = key[1].rpartition(".")[2]
+        try:
+            tree = ast.parse(decode(data).text, str(key[0])) if data is not None else None
+        except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        unit = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == short), None) if tree is not None else None
+        if unit is None:
+            return None
+        values = [
+            s.value for s in unit.body if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None
+            and any(isinstance(t, ast.Name) and t.id == attribute for t in (s.targets if isinstance(s, ast.Assign) else [s.target]))
+        ]
+        if len(values) != 1 or _literal_repr(values[0]) is None:
+            return None
+        store = re.compile(rb"\." + re.escape(attribute.encode()) + rb"\s*(=[^=]|[-+*/|&]=)|setattr\(")
+        for other in dict.fromkeys([key[0], *self._mentioning(key[0], short)]):
+            text = self._read(other)
+            if text is None or store.search(text):
+                return None  # set elsewhere (``Config.up_type = ...``, ``cfg.up_type = ...``): not known here
+        return values[0]
+
+
+def _literal_repr(node: ast.expr) -> str | None:
+    """A literal's value as the selection compares it (``repr``), else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+        return repr(node.value)
+    return None
 
 
 def _owner(file: Path, parent: ast.AST, function: Function, prefix: str, outer: Function | None) -> Key | None:
@@ -279,14 +356,3 @@ def _ignorable(node: ast.expr, parent: ast.AST) -> bool:
     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is node:
         return True
     return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in ("isinstance", "issubclass")
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
