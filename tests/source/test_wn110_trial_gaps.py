@@ -1,8 +1,8 @@
 """WN110 silent while weight norms stay live: gaps found trying the porting path as a user (round-2 trial).
 
 Each case builds a small vocoder project whose served model keeps its F0 predictor's two weight norms live
-(counted at run time on the real module), and asks WN110 to say so.  A case still marked a strict xfail
-is a gap the serving index does not close yet; its marker goes with the fix.
+(counted at run time on the real module), and asks WN110 to say so.  Both were silent
+(`All checks passed!`) before the serving index learnt that a partial fold leaves parts live.
 """
 
 from __future__ import annotations
@@ -95,7 +95,6 @@ def _wn110_lines(root: Path) -> set[int]:
     return {f.line for f in result.findings if f.code == "WN110" and Path(f.path).name == "model.py" and f.line}
 
 
-@pytest.mark.xfail(strict=True, reason="WN110 takes a removal method that folds some children for a fold of all")
 def test_a_removal_method_that_skips_a_child_leaves_that_child_reported(tmp_path: Path):
     fold = "model.remove_weight_norm()"
     root = _project(tmp_path, fold)
