@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from torch.nn.utils import parametrize
 
 import wnaudit
