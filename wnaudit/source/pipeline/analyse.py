@@ -11,12 +11,12 @@ import ast
 import sys
 import warnings
 
-from ..analysis import Aliases, analyze
+from ..analysis import Aliases, PieceReader, analyze
 from ...core import catalogue
 from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError, decode
-from ..serving.facts import READ_ERRORS, ServingFacts, read_serving_facts
+from ..serving.facts import ServingFacts, ServingReader
 
 
 def syntax_message(error: SyntaxError) -> str:
@@ -83,11 +83,13 @@ def compiles_quietly(text: str, path: str) -> bool:
 
 def summarize(
     data: bytes | str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None, file: str = "",
+    also: PieceReader | None = None,
 ) -> FileSummary:
     """Analyse one file's content; SourceError (one line) when it is not valid Python.
 
     ``file`` is the file's identity as a module (its absolute path); ``aliases``
-    the project names it imports that stand for torch APIs (``Workspace.aliases``).
+    the project names it imports that stand for torch APIs (``Workspace.aliases``);
+    ``also`` reads the same syntax trees after the analysis (one parse for both).
     """
     if isinstance(data, bytes):
         text = decode(data).text
@@ -96,16 +98,29 @@ def summarize(
         if "\x00" in text:
             raise SourceError("binary file, not Python source (contains NUL bytes)")
     try:
-        summary = analyze(text, path, module, is_package, aliases)
+        summary = analyze(text, path, module, is_package, aliases, also)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         raise SourceError(parse_failure(error)) from error
     summary.file = file
     return summary
 
 
-def summarize_at(data: bytes | str, path: str, location: Location, aliases: Aliases | None = None) -> FileSummary:
+def summarize_at(
+    data: bytes | str, path: str, location: Location, aliases: Aliases | None = None, also: PieceReader | None = None,
+) -> FileSummary:
     """``summarize`` for a located file (its module name and identity come from the import system)."""
-    return summarize(data, path, location.module, location.is_package, aliases, str(location.path))
+    return summarize(data, path, location.module, location.is_package, aliases, str(location.path), also)
+
+
+def summarize_serving(data: bytes, path: str, location: Location) -> tuple[FileSummary, ServingFacts | None]:
+    """The file's analysis and WN110's serving facts, both from one parse (the serving walk reads each piece after).
+
+    The facts are None when their walk failed (WN110's index then reads the file itself and reports why).
+    SourceError (one line) when the file is not valid Python.
+    """
+    reader = ServingReader(location.module, location.is_package)
+    summary = summarize_at(data, path, location, None, reader.feed)
+    return summary, reader.facts()
 
 
 
@@ -119,11 +134,3 @@ def serves(summary: FileSummary) -> bool:
     still read by the index itself, so this decides only where the work runs.
     """
     return any(a.kind == _WEIGHT_NORM and a.site.unit != summary.module for a in summary.applications)
-
-
-def serving_facts_of(data: bytes, path: str, location: Location) -> ServingFacts | None:
-    """WN110's serving facts of a file, as ``ServingIndex.facts`` computes them (None: it could not; the index reports that)."""
-    try:
-        return read_serving_facts(data, path, location.module, location.is_package)
-    except READ_ERRORS:
-        return None

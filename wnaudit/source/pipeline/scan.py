@@ -23,7 +23,7 @@ from ..reading import SourceError
 from ..serving.ahead import ServingAhead
 from ..syntax_cache import SYNTAX_ERROR_PREFIX, digest_of
 from ..workspace import Workspace
-from .analyse import serves, serving_facts_of, summarize_at
+from .analyse import summarize_at, summarize_serving
 from .prefilter import Scanned, Task, prefilter
 from .read import read_failure, read_source
 
@@ -36,24 +36,27 @@ PARALLEL_BYTES = 1 << 20
 def analyse_path(task: tuple[str, int, Location, bool]) -> Scanned:
     """Read, parse and analyse one candidate file (runs in a worker process for big runs).
 
-    With the task's last flag (WN110 runs for the file), a file that applies weight norm inside a class or
-    function also gets WN110's serving facts here: the index reads them for every such file, and here they
-    are computed in the workers, beside the other analyses, instead of one by one in the main process.
+    With the task's last flag (WN110 runs for the file), the file's WN110 serving facts are read from the same
+    parse, after the analysis (``summarize_serving``): the index reads them for the files it needs instead of
+    parsing them again in the main process; one parse per file per cold run.
     """
     path_text, max_bytes, location, serving = task
     try:
         data = read_source(Path(path_text), max_bytes)
     except (OSError, SourceError) as error:
         return Scanned(path_text, error=read_failure(error))
+    facts = None
     try:
-        summary = summarize_at(data, path_text, location)
+        if serving and isinstance(data, bytes):
+            summary, facts = summarize_serving(data, path_text, location)
+        else:
+            summary = summarize_at(data, path_text, location)
     except SourceError as error:
         # A syntax error depends on the bytes alone (not RecursionError, MemoryError: those depend on the process).
         cacheable = isinstance(data, bytes) and str(error).startswith(SYNTAX_ERROR_PREFIX)
         return Scanned(path_text, error=str(error), digest=digest_of(data) if isinstance(data, bytes) and cacheable else None)
     if not isinstance(data, bytes):
         return Scanned(path_text, summary=summary)
-    facts = serving_facts_of(data, str(location.path), location) if serving and serves(summary) else None
     return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts)
 
 

@@ -117,7 +117,7 @@ class ServingIndex:
         self._config_targets = configs or config_targets
         self.project = project
         #: Facts computed beside the analyses, in the workers (``facts_cache.facts_key`` -> facts).
-        self._known = known or {}
+        self._known = known if known is not None else {}  # the same dict: facts kept later are seen here too
         #: Workers parsing the files of a list the index is about to read (``ahead.py``; None: all parsed here).
         self._ahead = ahead
         #: Files ``_read_ahead`` has handed to the workers or found known (not read and hashed again for a later list).
@@ -169,6 +169,9 @@ class ServingIndex:
         self._modern = False
         #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
         self.excluded: Callable[[Path], bool] = lambda path: False
+        #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
+        #: parse); raises ``READ_ERRORS``.
+        self.parse_facts: Callable[[Path, bytes], ServingFacts] = self._parse_facts
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = FoldSummaries(self._function, self._resolved_all)
         #: Which guarded applications the project's constructions select (``selection.py``).
@@ -224,7 +227,7 @@ class ServingIndex:
                 facts_cache.store(self._cache, key, found)
         if found is None:
             try:
-                found = read_serving_facts(data, str(path), location.module, location.is_package)
+                found = self.parse_facts(path, data)
             except READ_ERRORS as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
                 self.failures[path] = error
@@ -233,6 +236,10 @@ class ServingIndex:
                 facts_cache.store(self._cache, key, found)
         self._facts[path] = found
         return found
+
+    def _parse_facts(self, path: Path, data: bytes) -> ServingFacts:
+        location = self.project.locate(path)
+        return read_serving_facts(data, str(path), location.module, location.is_package)
 
     def _read_ahead(self, files: Iterable[Path]) -> None:
         """Have the workers parse the files of a list about to be read one by one (the facts not known yet).
