@@ -34,6 +34,7 @@ from .serving import facts_cache
 from .serving.ahead import ServingAhead
 from .serving.configs import config_targets, plain_targets
 from .serving.facts import ServingFacts, ServingReader, read_serving_facts
+from .serving.kept_trees import KeptTrees, PieceTrees, reading_both
 from .serving.walk import project_files
 from .summary_cache import SummaryCache
 from .syntax_cache import SyntaxCache, digest_of
@@ -124,6 +125,8 @@ class Workspace:
         self.facts_ahead: dict[bytes, ContentFacts] = {}
         #: Workers for WN110's index, set by a scan that computed byte facts ahead (a big run with nothing kept).
         self.serving_ahead: ServingAhead | None = None
+        #: Whole-file trees from the analyses here, for WN110's readers of statements (one parse per file).
+        self.kept_trees = KeptTrees()
         #: Whether WN110 runs for a file (by its path): then its analysis here also reads its serving facts.
         self.serving_on: Callable[[str], bool] = lambda path: False
         #: Linted files whose analysis raised (path as given -> one line): their findings are left out, the others stand.
@@ -442,11 +445,12 @@ class Workspace:
         """The summarizer's analysis; where WN110 runs (or ``serving``), its serving facts from the same parse, kept."""
         if aliases is not None or not (serving or self.serving_on(path)):
             return self._summarize_uncached(data, path, location, aliases, None)
-        reader = ServingReader(location.module, location.is_package)
-        summary = self._summarize_uncached(data, path, location, None, reader.feed)
-        found = reader.facts()
+        reader, trees = ServingReader(location.module, location.is_package), PieceTrees(len(data))
+        summary = self._summarize_uncached(data, path, location, None, reading_both(reader, trees))
+        found, digest = reader.facts(), digest_of(data)
         if found is not None:
-            self.keep_serving(digest_of(data), location, found)
+            self.keep_serving(digest, location, found)
+        self.kept_trees.keep_wanted(digest, summary, found, trees)
         return summary
 
     def read_serving(self, path: Path, data: bytes) -> ServingFacts:

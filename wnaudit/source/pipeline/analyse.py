@@ -12,11 +12,11 @@ import sys
 import warnings
 
 from ..analysis import Aliases, PieceReader, analyze
-from ...core import catalogue
 from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError, decode
 from ..serving.facts import ServingFacts, ServingReader
+from ..serving.kept_trees import PieceTrees, reading_both
 
 
 def syntax_message(error: SyntaxError) -> str:
@@ -112,25 +112,15 @@ def summarize_at(
     return summarize(data, path, location.module, location.is_package, aliases, str(location.path), also)
 
 
-def summarize_serving(data: bytes, path: str, location: Location) -> tuple[FileSummary, ServingFacts | None]:
+def summarize_serving(
+    data: bytes, path: str, location: Location, trees: PieceTrees | None = None,
+) -> tuple[FileSummary, ServingFacts | None]:
     """The file's analysis and WN110's serving facts, both from one parse (the serving walk reads each piece after).
 
+    ``trees``: also keep the pieces' statements (``kept_trees``: a run in one process hands them to WN110's readers).
     The facts are None when their walk failed (WN110's index then reads the file itself and reports why).
     SourceError (one line) when the file is not valid Python.
     """
     reader = ServingReader(location.module, location.is_package)
-    summary = summarize_at(data, path, location, None, reader.feed)
+    summary = summarize_at(data, path, location, None, reading_both(reader, trees))
     return summary, reader.facts()
-
-
-
-_WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
-
-
-def serves(summary: FileSummary) -> bool:
-    """Whether WN110 will read this file's serving facts: it applies weight norm inside a class or function.
-
-    The rule's starts (``rules/never_folded._starts``); a file it misses here is
-    still read by the index itself, so this decides only where the work runs.
-    """
-    return any(a.kind == _WEIGHT_NORM and a.site.unit != summary.module for a in summary.applications)

@@ -17,6 +17,7 @@ from ..derived_cache import stamp
 from ..model import FileSummary
 from ..reading import SourceError
 from ..serving.facts import ServingFacts
+from ..serving.kept_trees import PieceTrees
 from ..syntax_cache import OK
 from ..workspace import Workspace
 from .read import read_failure, read_source, readable_within
@@ -33,6 +34,8 @@ class Scanned:
     digest: bytes | None = None
     #: WN110's serving facts of the file, computed beside its analysis (``analyse.summarize_serving``).
     serving: ServingFacts | None = None
+    #: The file's trees when analysed in the main process (``kept_trees``; handed on by the scan, never pickled).
+    trees: PieceTrees | None = None
 
     @property
     def parsed(self) -> bool:

@@ -21,6 +21,7 @@ from ..content import ContentFacts, facts_of
 from ..project import Location
 from ..reading import SourceError
 from ..serving.ahead import ServingAhead
+from ..serving.kept_trees import PieceTrees
 from ..syntax_cache import SYNTAX_ERROR_PREFIX, digest_of
 from ..workspace import Workspace
 from .analyse import summarize_at, summarize_serving
@@ -33,22 +34,23 @@ logger = logging.getLogger(__name__)
 PARALLEL_BYTES = 1 << 20
 
 
-def analyse_path(task: tuple[str, int, Location, bool]) -> Scanned:
+def analyse_path(task: tuple[str, int, Location, bool], here: bool = False) -> Scanned:
     """Read, parse and analyse one candidate file (runs in a worker process for big runs).
 
     With the task's last flag (WN110 runs for the file), the file's WN110 serving facts are read from the same
     parse, after the analysis (``summarize_serving``): the index reads them for the files it needs instead of
-    parsing them again in the main process; one parse per file per cold run.
+    parsing them again in the main process; one parse per file per cold run.  ``here`` (the main process): the
+    trees are kept too, for WN110's readers of whole files (``kept_trees``).
     """
     path_text, max_bytes, location, serving = task
     try:
         data = read_source(Path(path_text), max_bytes)
     except (OSError, SourceError) as error:
         return Scanned(path_text, error=read_failure(error))
-    facts = None
+    facts, trees = None, PieceTrees(len(data)) if here else None
     try:
         if serving and isinstance(data, bytes):
-            summary, facts = summarize_serving(data, path_text, location)
+            summary, facts = summarize_serving(data, path_text, location, trees)
         else:
             summary = summarize_at(data, path_text, location)
     except SourceError as error:
@@ -57,7 +59,7 @@ def analyse_path(task: tuple[str, int, Location, bool]) -> Scanned:
         return Scanned(path_text, error=str(error), digest=digest_of(data) if isinstance(data, bytes) and cacheable else None)
     if not isinstance(data, bytes):
         return Scanned(path_text, summary=summary)
-    return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts)
+    return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts, trees=trees if facts is not None else None)
 
 
 def facts_of_paths(task: tuple[list[str], int]) -> list[tuple[bytes, ContentFacts] | None]:
@@ -170,7 +172,7 @@ class _Analyses:
         """Each task with its analysis, in the tasks' order."""
         for task in self.tasks:
             future = self._futures.get(task.index)
-            yield task, future.result() if future is not None else analyse_path(self._work(task))
+            yield task, future.result() if future is not None else analyse_path(self._work(task), here=True)
 
     def close(self) -> None:
         if self._started is not None:
@@ -239,6 +241,9 @@ def _keep(scanned: Scanned, location: Location, workspace: Workspace) -> None:
         return
     if scanned.serving is not None:
         workspace.keep_serving(scanned.digest, location, scanned.serving)
+        if scanned.summary is not None:
+            workspace.kept_trees.keep_wanted(scanned.digest, scanned.summary, scanned.serving, scanned.trees)
+        scanned.trees = None
     if scanned.error is not None and workspace.cache is not None:
         workspace.cache.put(scanned.digest, scanned.error)
     if scanned.summary is None or workspace.summaries is None:

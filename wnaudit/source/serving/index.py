@@ -172,10 +172,12 @@ class ServingIndex:
         #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
         #: parse); raises ``READ_ERRORS``.
         self.parse_facts: Callable[[Path, bytes], ServingFacts] = self._parse_facts
+        #: A whole-file tree the analysis kept, by the digest of the bytes (``kept_trees``; None: parse the file).
+        self.kept_tree: Callable[[bytes], "ast.Module | None"] = lambda digest: None
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = FoldSummaries(self._function, self._resolved_all)
         #: Which guarded applications the project's constructions select (``selection.py``).
-        self.selection = Selection(self.facts, read, self.lookup, self._files_mentioning)
+        self.selection = Selection(self.facts, read, self.lookup, self._files_mentioning, lambda digest: self.kept_tree(digest))
 
     def declare(self, entries: tuple[str, ...], root: Path) -> None:
         """``[tool.wnaudit] serving``: the entry points WN110 checks and fixes (resolved from ``root`` on first need)."""
