@@ -501,6 +501,12 @@ class Workspace:
             return None
         return dataclasses.replace(found, path=path_text, file=str(path))
 
+    def analysed_as_read(self, path: Path, path_text: str) -> tuple[FileSummary, bytes] | None:
+        """``analysed`` for the bytes the run read of the file (``content``), with their digest; None: not analysed."""
+        read = self._contents.get(path)
+        summary = self.analysed(path, read[0], path_text) if read is not None else None
+        return (summary, read[0]) if summary is not None and read is not None else None
+
     def _first_kept(self, path: Path) -> FileSummary | None:
         """``first`` for an answer kept between runs: the file's bytes are noted as one it rests on."""
         if self.derived is None:

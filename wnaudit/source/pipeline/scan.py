@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ...common.gc_pause import cyclic_gc_paused
+from .. import notebook
 from ..content import ContentFacts, facts_of
 from ..project import Location
 from ..reading import SourceError
@@ -172,7 +173,14 @@ class _Analyses:
         """Each task with its analysis, in the tasks' order."""
         for task in self.tasks:
             future = self._futures.get(task.index)
-            yield task, future.result() if future is not None else analyse_path(self._work(task), here=True)
+            yield task, future.result() if future is not None else self._reused(task) or analyse_path(self._work(task), here=True)
+
+    def _reused(self, task: Task) -> Scanned | None:
+        """The analysis the import resolution made of the file after the prefilter passed it (not parsed again)."""
+        if notebook.is_notebook(task.path):
+            return None
+        found = self.workspace.analysed_as_read(self.located[task.index].path, task.path)
+        return Scanned(task.path, summary=found[0], digest=found[1]) if found is not None else None
 
     def close(self) -> None:
         if self._started is not None:
