@@ -28,12 +28,15 @@ from wnaudit.source import engine
 SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    model.eval()\n    return model\n"
 #: Imports the weight-normed module: the import resolution analyses ``base`` before the scan reaches it.
 USER = "from .base import Base\n\n\ndef build():\n    return Base()\n"
+#: Files no other file imports, each a finding of its own: with ``-j 2`` the workers analyse them.
+LAYER = "import torch.nn as nn\nfrom torch.nn.utils import weight_norm\n\nLAYER = weight_norm(nn.Linear(2, 2))\n"
 
 
 def _project(root: Path) -> list[Path]:
     package = root / "voc"
     package.mkdir()
     files = {"__init__.py": "", "a_user.py": USER, "base.py": BASE, "mid.py": MID, "serve.py": SERVE_EVAL}
+    files.update({f"layer_{n}.py": LAYER.replace("2, 2", f"{n}, {n}") for n in (2, 3, 4)})
     for name, text in files.items():
         (package / name).write_text(text)
     return sorted(package.glob("*.py"))
@@ -50,22 +53,25 @@ def _observe_parses(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
     def observed(source, filename, mode, flags=0, *args, **kwargs):  # type: ignore[no-untyped-def]
         if flags & ast.PyCF_ONLY_AST and isinstance(source, (str, bytes)):
             with open(log, "a", encoding="utf-8") as out:
-                out.write(json.dumps([os.fspath(filename), _digest(source)]) + "\n")
+                out.write(json.dumps([os.fspath(filename), _digest(source), os.getpid()]) + "\n")
         return real(source, filename, mode, flags, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "compile", observed)
 
 
-def _parses_per_file(files: list[Path], log: Path) -> dict[str, int]:
+def _parses_per_file(files: list[Path], log: Path) -> tuple[dict[str, int], set[int]]:
+    """How many times each file was parsed, and the processes that parsed them."""
     by_digest = {_digest(path.read_bytes()): path for path in files}
     counted: collections.Counter[str] = collections.Counter()
+    processes: set[int] = set()
     for line in log.read_text().splitlines() if log.exists() else []:
-        filename, digest = json.loads(line)
+        filename, digest, process = json.loads(line)
         named = Path(filename).resolve() if filename not in ("<unknown>", "<string>") else None
         path = named if named in files else by_digest.get(digest)
         if path is not None:
             counted[path.name] += 1
-    return dict(counted)
+            processes.add(process)
+    return dict(counted), processes
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -77,6 +83,7 @@ def test_a_cold_run_parses_each_file_at_most_once(tmp_path: Path, monkeypatch: p
     result = engine.lint_files(files, RunOptions(jobs=jobs, cache=False))
     monkeypatch.undo()
     assert any(f.code == "WN110" for f in result.findings)  # the serving path was read: facts and fold point
-    parses = _parses_per_file(files, log)
-    assert {"base.py", "mid.py", "serve.py", "a_user.py"} <= set(parses)  # the files the run reads as code
+    parses, processes = _parses_per_file(files, log)
+    assert {"base.py", "mid.py", "serve.py", "a_user.py", "layer_2.py"} <= set(parses)  # the files read as code
+    assert (len(processes) > 1) == (jobs > 1)  # -j 2: the workers analysed some of the files
     assert {name: n for name, n in parses.items() if n > 1} == {}
