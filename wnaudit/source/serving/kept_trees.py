@@ -24,9 +24,9 @@ from ..model import FileSummary
 from .facts import ServingFacts, ServingReader, shift_lines
 
 #: Source characters whose trees are kept at most, over the run (a few hundred model files).
-KEPT_CHARS = 4 << 20
+KEPT_CHARS = 2 << 20
 #: A file bigger than this is not kept (its pieces would stay in memory together while it is analysed).
-LARGEST_KEPT = 1 << 18
+LARGEST_KEPT = 1 << 17
 
 
 class PieceTrees:
