@@ -501,6 +501,17 @@ class Workspace:
             return None
         return dataclasses.replace(found, path=path_text, file=str(path))
 
+    def adopt_analysis(self, path: Path, data: bytes, summary: FileSummary) -> None:
+        """Take the analysis a worker made of these bytes of the file beside its serving facts (``first`` then has it)."""
+        location = self.project.locate(path)
+        if location.path in self._first:
+            return
+        name = str(location.path)
+        self._first[location.path] = adopted = dataclasses.replace(summary, path=name, file=name)
+        self._first_digest[location.path] = digest = digest_of(data)
+        if self.summaries is not None:
+            self.summaries.put(self.summaries.key(digest, name, location, None), adopted)
+
     def analysed_as_read(self, path: Path, path_text: str) -> tuple[FileSummary, bytes] | None:
         """``analysed`` for the bytes the run read of the file (``content``), with their digest; None: not analysed."""
         read = self._contents.get(path)

@@ -124,3 +124,16 @@ def summarize_serving(
     reader = ServingReader(location.module, location.is_package)
     summary = summarize_at(data, path, location, None, reading_both(reader, trees))
     return summary, reader.facts()
+
+
+def facts_and_analysis(data: bytes, path: str, module: str, is_package: bool) -> tuple[ServingFacts | None, FileSummary | None]:
+    """WN110's serving facts of a file its index reads ahead, with the file's analysis, from one parse (in a worker).
+
+    (None, None) when the file does not parse: the index reads it itself and reports why.
+    """
+    reader = ServingReader(module, is_package)
+    try:
+        summary = summarize(data, path, module, is_package, None, path, reader.feed)
+    except SourceError:
+        return None, None
+    return reader.facts(), summary

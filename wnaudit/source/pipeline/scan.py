@@ -25,7 +25,7 @@ from ..serving.ahead import ServingAhead
 from ..serving.kept_trees import PieceTrees
 from ..syntax_cache import SYNTAX_ERROR_PREFIX, digest_of
 from ..workspace import Workspace
-from .analyse import summarize_at, summarize_serving
+from .analyse import facts_and_analysis, summarize_at, summarize_serving
 from .prefilter import Scanned, Task, prefilter
 from .read import read_failure, read_source
 
@@ -106,7 +106,7 @@ def scan_all(
     analyses = _Analyses(jobs, max_bytes, workspace, serving)
     ahead = _FactsAhead.start(files, analyses)
     if ahead is not None:  # a big run with nothing kept: WN110's index will parse many files
-        workspace.serving_ahead = ServingAhead(serving_workers(analyses.workers))
+        workspace.serving_ahead = ServingAhead(serving_workers(analyses.workers), facts_and_analysis)
     try:
         with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
             for index, path in enumerate(files):

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 from ...core import catalogue
+from ..model import FileSummary
 from ..project import ImportBinding, Project
 from ..provisional import provisional
 from ..summary_cache import SummaryCache
@@ -172,6 +173,8 @@ class ServingIndex:
         #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
         #: parse); raises ``READ_ERRORS``.
         self.parse_facts: Callable[[Path, bytes], ServingFacts] = self._parse_facts
+        #: Takes the analysis a worker made of a file beside its facts (the workspace's ``adopt_analysis``).
+        self.adopt_analysis: Callable[[Path, bytes, FileSummary], None] = lambda path, data, summary: None
         #: A whole-file tree the analysis kept, by the digest of the bytes (``kept_trees``; None: parse the file).
         self.kept_tree: Callable[[bytes], "ast.Module | None"] = lambda digest: None
         #: What each project function does to the models it is given (``effects.py``).
@@ -225,6 +228,9 @@ class ServingIndex:
         found = self._known.get(key) or (facts_cache.load(self._cache, key) if self._cache is not None else None)
         if found is None and self._ahead is not None:
             found = self._ahead.take(key)
+            analysed = self._ahead.analysis(key)
+            if analysed is not None:
+                self.adopt_analysis(path, data, analysed)
             if found is not None and self._cache is not None:
                 facts_cache.store(self._cache, key, found)
         if found is None:
