@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.source.test_derived_cache import _answer, _voc
-from wnaudit.source.pipeline.analyse import summarize_serving
-from wnaudit.source.reading import SourceError
-from wnaudit.source.serving.facts import ServingReader
-from wnaudit.source.project import Project
 from wnaudit.source import workspace
+from wnaudit.source.pipeline.analyse import summarize_serving
+from wnaudit.source.project import Project
+from wnaudit.source.reading import SourceError
 from wnaudit.source.serving import index
+from wnaudit.source.serving.facts import ServingReader
 from wnaudit.source.serving.index import ServingIndex
 
 SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    model.eval()\n    return model\n"

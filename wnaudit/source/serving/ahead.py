@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from ..model import FileSummary
 from .facts import READ_ERRORS, ServingFacts, read_serving_facts
@@ -24,10 +24,10 @@ logger = logging.getLogger(__name__)
 
 #: The analysis a worker makes of a file beside its serving facts, from one parse (``pipeline/analyse.py``
 #: ``facts_and_analysis``): (bytes, path, module, is package) -> (facts or None, the file's analysis or None).
-Analyser = Callable[[bytes, str, str, bool], "tuple[ServingFacts | None, FileSummary | None]"]
+Analyser = Callable[[bytes, str, str, bool], tuple[ServingFacts | None, FileSummary | None]]
 
 
-def facts_in_worker(task: tuple) -> "tuple[ServingFacts | None, FileSummary | None]":
+def facts_in_worker(task: tuple) -> tuple[ServingFacts | None, FileSummary | None]:
     """The serving facts of one file's bytes, and its analysis when the task names an analyser (runs in a worker).
 
     None for the facts: not parsed, the index reports why itself.  The analysis comes from the same parse:

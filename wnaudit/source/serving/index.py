@@ -176,7 +176,7 @@ class ServingIndex:
         #: Takes the analysis a worker made of a file beside its facts (the workspace's ``adopt_analysis``).
         self.adopt_analysis: Callable[[Path, bytes, FileSummary], None] = lambda path, data, summary: None
         #: A whole-file tree the analysis kept, by the digest of the bytes (``kept_trees``; None: parse the file).
-        self.kept_tree: Callable[[bytes], "ast.Module | None"] = lambda digest: None
+        self.kept_tree: Callable[[bytes], ast.Module | None] = lambda digest: None
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = FoldSummaries(self._function, self._resolved_all)
         #: Which guarded applications the project's constructions select (``selection.py``).

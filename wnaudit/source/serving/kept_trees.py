@@ -17,7 +17,7 @@ walk's slimmed expressions (no end positions) are the same to them.
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from collections.abc import Callable
 
 from ...core import catalogue
 from ..model import FileSummary

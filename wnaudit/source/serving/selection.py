@@ -62,7 +62,7 @@ class Selection:
     def __init__(
         self, facts: Callable[[Path], "ServingFacts | None"], read: Callable[[Path], "bytes | None"],
         lookup: Callable[[Path, str], "tuple[Key, str] | None"], mentioning: Callable[[Path, str], list[Path]],
-        kept: Callable[[bytes], "ast.Module | None"] = lambda digest: None,
+        kept: Callable[[bytes], ast.Module | None] = lambda digest: None,
     ) -> None:
         #: The index's per-file facts, bytes, name lookup, and the project files that mention a name (byte search).
         self._facts, self._read, self._lookup, self._mentioning = facts, read, lookup, mentioning
