@@ -37,6 +37,9 @@ class _Recorder:
     def take(self, key: str) -> ServingFacts | None:
         return None
 
+    def analysis(self, key: str) -> None:
+        return None  # no analysis made beside the facts (issue 38)
+
 
 def _index(root: Path, reads: list[Path] | None = None, ahead: _Recorder | None = None) -> ServingIndex:
     def read(path: Path) -> bytes:

@@ -184,3 +184,28 @@ def test_a_killed_worker_breaks_nothing(tmp_path: Path, monkeypatch: pytest.Monk
         assert [found.facts(serve), found.facts(mid)] == own
     finally:
         workers.close()
+
+
+def test_the_workers_analysis_of_a_file_read_ahead_is_the_workspaces_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 38: a worker reading a file ahead analyses it from the same parse; the workspace's ``first`` takes it."""
+    from wnaudit.source.pipeline.analyse import facts_and_analysis
+    from wnaudit.source.pipeline.project_model import new_workspace
+
+    paths = _package(tmp_path)
+    base = paths[0].parent / "base.py"
+    monkeypatch.chdir(tmp_path)
+    own = new_workspace().first(base)
+    workspace = new_workspace()
+    workers = ahead.ServingAhead(2, facts_and_analysis)
+    try:
+        found = _index(tmp_path, workers)
+        found.adopt_analysis = workspace.adopt_analysis
+        found._read_ahead([base])
+        concurrent.futures.wait(list(workers._futures.values()))
+        assert found.facts(base) == _index(tmp_path, None).facts(base)
+    finally:
+        workers.close()
+    analysed: list[str] = []
+    monkeypatch.setattr(workspace, "_summarize_uncached", lambda *args: analysed.append(args[1]))
+    assert workspace.first(base) == own
+    assert analysed == []  # not analysed (parsed) again here

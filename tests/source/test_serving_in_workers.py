@@ -1,8 +1,9 @@
-"""WN110's serving facts of a weight-normed file are computed beside its analysis (issue 21), never twice.
+"""WN110's serving facts of a file are computed beside its analysis, from the same parse (issues 21, 38), never twice.
 
-The index reads the serving facts of every file that applies weight norm in
-a class or function; the scan computes those in the analysis workers, and the
-index takes them instead of parsing the file again.  The answer is the same.
+The scan computes them in the analysis workers for the files it analyses, and
+the workspace beside its own analyses; the index takes them instead of parsing
+the file again, and a file no one analysed yet is analysed by the index's own
+parse.  The answer is the same as when the index parses every file itself.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from pathlib import Path
 import pytest
 
 from tests.source.test_derived_cache import _answer, _voc
-from wnaudit.source.pipeline.analyse import serving_facts_of
+from wnaudit.source import workspace
+from wnaudit.source.pipeline.analyse import summarize_serving
 from wnaudit.source.project import Project
+from wnaudit.source.reading import SourceError
 from wnaudit.source.serving import index
+from wnaudit.source.serving.facts import ServingReader
 from wnaudit.source.serving.index import ServingIndex
 
 SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    model.eval()\n    return model\n"
@@ -29,6 +33,7 @@ def _parsed_by_the_index(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(data, path, module, is_package)
 
     monkeypatch.setattr(index, "read_serving_facts", counted)
+    monkeypatch.setattr(workspace, "read_serving_facts", counted)  # the index's own parse, through the workspace
     return modules
 
 
@@ -39,11 +44,12 @@ def test_the_index_does_not_parse_a_file_the_analysis_gave_facts_for(tmp_path: P
     parsed = _parsed_by_the_index(monkeypatch)
     found = _answer(paths, cache=False)
     assert any(code == "WN110" for _, code, _, _ in found)
-    assert "voc.base" not in parsed  # the weight-normed file: its facts came from the scan
-    assert "voc.serve" in parsed  # a serving file the scan did not analyse is read by the index
+    assert parsed == []  # every file's facts came from a parse that analysed it too
     monkeypatch.undo()
-    monkeypatch.setattr("wnaudit.source.pipeline.scan.serves", lambda summary: False)
+    monkeypatch.setattr(ServingReader, "facts", lambda self: None)  # nothing beside the analyses: the index parses
+    parsed = _parsed_by_the_index(monkeypatch)
     assert _answer(paths, cache=False) == found  # the same answer when the index parses everything itself
+    assert "voc.base" in parsed and "voc.serve" in parsed
 
 
 def test_the_facts_are_the_ones_the_index_computes(tmp_path: Path) -> None:
@@ -53,5 +59,6 @@ def test_the_facts_are_the_ones_the_index_computes(tmp_path: Path) -> None:
     location = project.locate(base)
     own = ServingIndex(project, lambda path: path.read_bytes(), lambda path: []).facts(base)
     assert own is not None
-    assert serving_facts_of(base.read_bytes(), str(base), location) == own
-    assert serving_facts_of(b"def broken(:\n", str(base), location) is None
+    assert summarize_serving(base.read_bytes(), str(base), location)[1] == own
+    with pytest.raises(SourceError):
+        summarize_serving(b"def broken(:\n", str(base), location)

@@ -35,7 +35,14 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(path)
         return real(data, path, location, aliases)
 
+    real_serving = scan.summarize_serving
+
+    def counting_serving(data, path, location, trees=None):  # type: ignore[no-untyped-def]
+        seen.append(path)  # the analysis with WN110's serving facts from the same parse
+        return real_serving(data, path, location, trees)
+
     monkeypatch.setattr(scan, "summarize_at", counting)
+    monkeypatch.setattr(scan, "summarize_serving", counting_serving)
     return seen
 
 

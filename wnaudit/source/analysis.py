@@ -12,7 +12,7 @@ import contextlib
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 from ..common.gc_pause import cyclic_gc_paused
 from ..core import catalogue
@@ -680,9 +680,14 @@ CHUNK_CHARS = 1 << 14
 _TOP_STATEMENT = re.compile(r"^(?![ \t\r\f#)\]}]|else\b|elif\b|except\b|finally\b|$)", re.M)
 
 
+#: Another reader of a file's syntax trees: called with each piece (the lines before it, its tree) once the
+#: analysis has walked it, so one parse of the file feeds both (WN110's serving facts, ``ServingReader.feed``).
+PieceReader = Callable[[int, ast.Module], None]
+
+
 def analyze(
     text: str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None,
-    providers: Iterable[type[Provider]] = (),
+    providers: Iterable[type[Provider]] = (), also: PieceReader | None = None,
 ) -> FileSummary:
     """Facts of one file. Raises SyntaxError (and ValueError for NUL bytes) from ``ast``.
 
@@ -701,6 +706,8 @@ def analyze(
             positions.offset = offset
             collector.walk(tree)
             running.walk(tree, positions)
+            if also is not None:
+                also(offset, tree)  # after the analysis: the other reader may change the tree
             del tree
         summary = _summarize(collector, lines, path, module, aliases or {})
         summary.provided = running.facts()

@@ -87,6 +87,9 @@ class Context:
                 self.workspace.serving_ahead,
             )
             self._serving.excluded = self.workspace.excluded
+            self._serving.parse_facts = self.workspace.read_serving
+            self._serving.kept_tree = self.workspace.kept_trees.tree
+            self._serving.adopt_analysis = self.workspace.adopt_analysis
             self._serving.modern_only = self._modern_only
             self._serving.declare(self.workspace.serving_entries, self.workspace.config_root)
         return self._serving

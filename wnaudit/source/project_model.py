@@ -39,6 +39,7 @@ from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
 from .serving.fold_point import no_fold_point
+from .syntax_cache import digest_of
 
 if TYPE_CHECKING:
     from .serving.index import Served, ServingIndex
@@ -159,7 +160,9 @@ class ProjectModel:
                 "and a second removal beside it would raise; make that removal fold it all"
             )
         # Read through the workspace: the serving file's digest is an observation the kept verdict rests on.
-        why = no_fold_point(str(served.file), self._source_bytes(served.file), served.site.line, target)
+        data = self._source_bytes(served.file)
+        kept = self.context.serving().kept_tree(digest_of(data)) if data is not None else None
+        why = no_fold_point(str(served.file), data, served.site.line, target, kept)
         return why + before_load if why else ""
 
     def _own_removal(self, served: Served) -> str:

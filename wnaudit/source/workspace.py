@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..core import catalogue
-from .analysis import Aliases
+from .analysis import Aliases, PieceReader
 from .content import ContentFacts, defined_names, facts_of
 from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, stamp, definitions_key, facts_key, read_source_file
 from . import notebook
@@ -33,7 +33,8 @@ from .resolve import API_ROOTS
 from .serving import facts_cache
 from .serving.ahead import ServingAhead
 from .serving.configs import config_targets, plain_targets
-from .serving.facts import ServingFacts
+from .serving.facts import ServingFacts, ServingReader, read_serving_facts
+from .serving.kept_trees import KeptTrees, PieceTrees, reading_both
 from .serving.walk import project_files
 from .summary_cache import SummaryCache
 from .syntax_cache import SyntaxCache, digest_of
@@ -41,7 +42,8 @@ from .syntax_cache import SyntaxCache, digest_of
 logger = logging.getLogger(__name__)
 
 #: Turns a file's bytes into its summary (``engine.summarize``); raises SourceError.
-Summarizer = Callable[[bytes, str, Location, "Aliases | None"], FileSummary]
+#: (bytes, path, location, aliases, another reader of the same syntax trees) -> the file's analysis.
+Summarizer = Callable[[bytes, str, Location, "Aliases | None", "PieceReader | None"], FileSummary]
 _MAX_CHAIN = 32
 
 
@@ -106,6 +108,8 @@ class Workspace:
         #: Per file read: the digest of its bytes and their facts (None: unreadable).
         self._contents: dict[Path, tuple[bytes, ContentFacts] | None] = {}
         self._first: dict[Path, FileSummary | None] = {}  # without cross-file aliases
+        #: Digest of the bytes each ``_first`` analysis read: the scan reuses it for exactly those bytes.
+        self._first_digest: dict[Path, bytes] = {}
         self._final: dict[Path, FileSummary | None] = {}
         self._closure = Reachable(*self._derived_matters())
         self._exports_api = Reachable()
@@ -121,6 +125,10 @@ class Workspace:
         self.facts_ahead: dict[bytes, ContentFacts] = {}
         #: Workers for WN110's index, set by a scan that computed byte facts ahead (a big run with nothing kept).
         self.serving_ahead: ServingAhead | None = None
+        #: Whole-file trees from the analyses here, for WN110's readers of statements (one parse per file).
+        self.kept_trees = KeptTrees()
+        #: Whether WN110 runs for a file (by its path): then its analysis here also reads its serving facts.
+        self.serving_on: Callable[[str], bool] = lambda path: False
         #: Linted files whose analysis raised (path as given -> one line): their findings are left out, the others stand.
         self.analysis_failures: dict[str, str] = {}
 
@@ -420,16 +428,49 @@ class Workspace:
             logger.debug("summary cache: %d hits, %d misses", self.summaries.hits, self.summaries.misses)
 
     # -- summaries ------------------------------------------------------------
-    def _summarize(self, data: bytes, path: str, location: Location, aliases: Aliases | None) -> FileSummary:
+    def _summarize(
+        self, data: bytes, path: str, location: Location, aliases: Aliases | None, serving: bool = False,
+    ) -> FileSummary:
         """The summarizer's answer, from the summary cache when it holds one for exactly these inputs."""
         if self.summaries is None:
-            return self._summarize_uncached(data, path, location, aliases)
+            return self._analyse(data, path, location, aliases, serving)
         key = self.summaries.key(digest_of(data), path, location, aliases)
         summary = self.summaries.get(key, path, str(location.path))
         if summary is None:
-            summary = self._summarize_uncached(data, path, location, aliases)
+            summary = self._analyse(data, path, location, aliases, serving)
             self.summaries.put(key, summary)
         return summary
+
+    def _analyse(self, data: bytes, path: str, location: Location, aliases: Aliases | None, serving: bool) -> FileSummary:
+        """The summarizer's analysis; where WN110 runs (or ``serving``), its serving facts from the same parse, kept."""
+        if aliases is not None or not (serving or self.serving_on(path)):
+            return self._summarize_uncached(data, path, location, aliases, None)
+        reader, trees = ServingReader(location.module, location.is_package), PieceTrees(len(data))
+        summary = self._summarize_uncached(data, path, location, None, reading_both(reader, trees))
+        found, digest = reader.facts(), digest_of(data)
+        if found is not None:
+            self.keep_serving(digest, location, found)
+        self.kept_trees.keep_wanted(digest, summary, found, trees)
+        return summary
+
+    def read_serving(self, path: Path, data: bytes) -> ServingFacts:
+        """WN110's index reading a file it has no facts for: from the parse that analyses the file too, kept for ``first``.
+
+        The rules ask for the analysis of many of the files the index reads (what a
+        name there stands for); the analysis walk costs a tenth of the parse, so one
+        parse feeds both.  Raises ``READ_ERRORS`` as ``read_serving_facts`` does.
+        """
+        location = self.project.locate(path)
+        digest = digest_of(data)
+        if location.path not in self._first:
+            self._first[location.path] = None
+            try:
+                self._first[location.path] = self._summarize(data, str(location.path), location, None, serving=True)
+                self._first_digest[location.path] = digest
+            except SourceError as error:
+                logger.debug("%s: dependency not analysed: %s", path, error)
+        found = self.serving_facts.get(facts_cache.facts_key(digest, location.module, location.is_package))
+        return found if found is not None else read_serving_facts(data, str(path), location.module, location.is_package)
 
     def first(self, path: Path, seen: dict[str, str | None] | None = None) -> FileSummary | None:
         """The file's own facts, before names imported from other files are resolved (callers decide it matters).
@@ -443,9 +484,39 @@ class Workspace:
             if data is not None:
                 try:
                     self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
+                    self._first_digest[path] = digest_of(data)
                 except SourceError as error:
                     logger.debug("%s: dependency not analysed: %s", path, error)
         return self._first[path]
+
+    def analysed(self, path: Path, digest: bytes, path_text: str) -> FileSummary | None:
+        """The analysis ``first`` made of these bytes of the file (``path``: its ``Location.path``), or None.
+
+        A linted file another file's imports led to before the prefilter reached it
+        was analysed then: the scan takes that analysis (named ``path_text``, as the
+        scan names it) instead of parsing the file a second time.
+        """
+        found = self._first.get(path)
+        if found is None or self._first_digest.get(path) != digest:
+            return None
+        return dataclasses.replace(found, path=path_text, file=str(path))
+
+    def adopt_analysis(self, path: Path, data: bytes, summary: FileSummary) -> None:
+        """Take the analysis a worker made of these bytes of the file beside its serving facts (``first`` then has it)."""
+        location = self.project.locate(path)
+        if location.path in self._first:
+            return
+        name = str(location.path)
+        self._first[location.path] = adopted = dataclasses.replace(summary, path=name, file=name)
+        self._first_digest[location.path] = digest = digest_of(data)
+        if self.summaries is not None:
+            self.summaries.put(self.summaries.key(digest, name, location, None), adopted)
+
+    def analysed_as_read(self, path: Path, path_text: str) -> tuple[FileSummary, bytes] | None:
+        """``analysed`` for the bytes the run read of the file (``content``), with their digest; None: not analysed."""
+        read = self._contents.get(path)
+        summary = self.analysed(path, read[0], path_text) if read is not None else None
+        return (summary, read[0]) if summary is not None and read is not None else None
 
     def _first_kept(self, path: Path) -> FileSummary | None:
         """``first`` for an answer kept between runs: the file's bytes are noted as one it rests on."""

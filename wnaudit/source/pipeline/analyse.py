@@ -11,13 +11,13 @@ import ast
 import sys
 import warnings
 
-from ..analysis import Aliases, analyze
-from ...core import catalogue
+from ..analysis import Aliases, PieceReader, analyze
 from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError, decode
 from ..rules import declared_providers
-from ..serving.facts import READ_ERRORS, ServingFacts, read_serving_facts
+from ..serving.facts import ServingFacts, ServingReader
+from ..serving.kept_trees import PieceTrees, reading_both
 
 
 def syntax_message(error: SyntaxError) -> str:
@@ -84,11 +84,13 @@ def compiles_quietly(text: str, path: str) -> bool:
 
 def summarize(
     data: bytes | str, path: str, module: str, is_package: bool = False, aliases: Aliases | None = None, file: str = "",
+    also: PieceReader | None = None,
 ) -> FileSummary:
     """Analyse one file's content; SourceError (one line) when it is not valid Python.
 
     ``file`` is the file's identity as a module (its absolute path); ``aliases``
-    the project names it imports that stand for torch APIs (``Workspace.aliases``).
+    the project names it imports that stand for torch APIs (``Workspace.aliases``);
+    ``also`` reads the same syntax trees after the analysis (one parse for both).
     """
     if isinstance(data, bytes):
         text = decode(data).text
@@ -97,34 +99,42 @@ def summarize(
         if "\x00" in text:
             raise SourceError("binary file, not Python source (contains NUL bytes)")
     try:
-        summary = analyze(text, path, module, is_package, aliases, declared_providers())
+        summary = analyze(text, path, module, is_package, aliases, declared_providers(), also)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         raise SourceError(parse_failure(error)) from error
     summary.file = file
     return summary
 
 
-def summarize_at(data: bytes | str, path: str, location: Location, aliases: Aliases | None = None) -> FileSummary:
+def summarize_at(
+    data: bytes | str, path: str, location: Location, aliases: Aliases | None = None, also: PieceReader | None = None,
+) -> FileSummary:
     """``summarize`` for a located file (its module name and identity come from the import system)."""
-    return summarize(data, path, location.module, location.is_package, aliases, str(location.path))
+    return summarize(data, path, location.module, location.is_package, aliases, str(location.path), also)
 
 
+def summarize_serving(
+    data: bytes, path: str, location: Location, trees: PieceTrees | None = None,
+) -> tuple[FileSummary, ServingFacts | None]:
+    """The file's analysis and WN110's serving facts, both from one parse (the serving walk reads each piece after).
 
-_WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value
-
-
-def serves(summary: FileSummary) -> bool:
-    """Whether WN110 will read this file's serving facts: it applies weight norm inside a class or function.
-
-    The rule's starts (``rules/never_folded._starts``); a file it misses here is
-    still read by the index itself, so this decides only where the work runs.
+    ``trees``: also keep the pieces' statements (``kept_trees``: a run in one process hands them to WN110's readers).
+    The facts are None when their walk failed (WN110's index then reads the file itself and reports why).
+    SourceError (one line) when the file is not valid Python.
     """
-    return any(a.kind == _WEIGHT_NORM and a.site.unit != summary.module for a in summary.applications)
+    reader = ServingReader(location.module, location.is_package)
+    summary = summarize_at(data, path, location, None, reading_both(reader, trees))
+    return summary, reader.facts()
 
 
-def serving_facts_of(data: bytes, path: str, location: Location) -> ServingFacts | None:
-    """WN110's serving facts of a file, as ``ServingIndex.facts`` computes them (None: it could not; the index reports that)."""
+def facts_and_analysis(data: bytes, path: str, module: str, is_package: bool) -> tuple[ServingFacts | None, FileSummary | None]:
+    """WN110's serving facts of a file its index reads ahead, with the file's analysis, from one parse (in a worker).
+
+    (None, None) when the file does not parse: the index reads it itself and reports why.
+    """
+    reader = ServingReader(module, is_package)
     try:
-        return read_serving_facts(data, path, location.module, location.is_package)
-    except READ_ERRORS:
-        return None
+        summary = summarize(data, path, module, is_package, None, path, reader.feed)
+    except SourceError:
+        return None, None
+    return reader.facts(), summary

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ...common.config import Config
-from ..analysis import Aliases
+from ..analysis import Aliases, PieceReader
 from ..derived_cache import SMALL_RUN, DerivedAnswers
 from ..model import FileSummary
 from ..project import Location, Project
@@ -25,8 +25,8 @@ from .analyse import summarize_at
 from .inputs import Inputs
 
 
-def _summarize_located(data: bytes, path: str, location: Location, aliases: Aliases | None) -> FileSummary:
-    return summarize_at(data, path, location, aliases)
+def _summarize_located(data: bytes, path: str, location: Location, aliases: Aliases | None, also: PieceReader | None) -> FileSummary:
+    return summarize_at(data, path, location, aliases, also)
 
 
 def new_workspace(
@@ -47,6 +47,7 @@ def new_workspace(
     workspace = Workspace(project, _summarize_located, cache, summaries, answers)
     workspace.fix_fold = config.fix_fold
     workspace.excluded = config.is_path_excluded
+    workspace.serving_on = lambda path: config.enabled("WN110", path)
     workspace.serving_entries, workspace.config_root = config.serving, Path(config.root)
     return workspace
 

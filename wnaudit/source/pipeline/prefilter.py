@@ -17,6 +17,7 @@ from ..derived_cache import stamp
 from ..model import FileSummary
 from ..reading import SourceError
 from ..serving.facts import ServingFacts
+from ..serving.kept_trees import PieceTrees
 from ..syntax_cache import OK
 from ..workspace import Workspace
 from .read import read_failure, read_source, readable_within
@@ -31,8 +32,10 @@ class Scanned:
     error: str | None = None
     #: Digest of the bytes analysed (for the summary cache, and to see a file change before a fix writes it).
     digest: bytes | None = None
-    #: WN110's serving facts of the file, computed beside its analysis (``analyse.serving_facts_of``).
+    #: WN110's serving facts of the file, computed beside its analysis (``analyse.summarize_serving``).
     serving: ServingFacts | None = None
+    #: The file's trees when analysed in the main process (``kept_trees``; handed on by the scan, never pickled).
+    trees: PieceTrees | None = None
 
     @property
     def parsed(self) -> bool:
@@ -88,8 +91,9 @@ def _decided(path_text: str, digest: bytes, analyse: bool, workspace: Workspace)
     verdict = workspace.cache.get(digest) if workspace.cache is not None else None
     if verdict is not None and verdict != OK:
         return Scanned(path_text, error=verdict)  # the syntax error a parse of exactly these bytes gave
-    if workspace.summaries is None:
-        return None
-    located = workspace.project.locate_input(path_text)
-    summary = workspace.summaries.get(workspace.summaries.key(digest, path_text, located, None), path_text, str(located.path))
+    located, summaries = workspace.project.locate_input(path_text), workspace.summaries
+    key = summaries.key(digest, path_text, located, None) if summaries is not None else ""
+    summary = summaries.get(key, path_text, str(located.path)) if summaries is not None else None
+    if summary is None and (summary := workspace.analysed(located.path, digest, path_text)) is not None and summaries is not None:
+        summaries.put(key, summary)  # parsed already (another file's imports led there): kept as the scan keeps its own
     return None if summary is None else Scanned(path_text, summary=summary, digest=digest)

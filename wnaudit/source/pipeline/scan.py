@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from ...common.gc_pause import cyclic_gc_paused
+from .. import notebook
 from ..content import ContentFacts, facts_of
 from ..project import Location
 from ..reading import SourceError
 from ..serving.ahead import ServingAhead
+from ..serving.kept_trees import PieceTrees
 from ..syntax_cache import SYNTAX_ERROR_PREFIX, digest_of
 from ..workspace import Workspace
-from .analyse import serves, serving_facts_of, summarize_at
+from .analyse import facts_and_analysis, summarize_at, summarize_serving
 from .prefilter import Scanned, Task, prefilter
 from .read import read_failure, read_source
 
@@ -33,28 +35,32 @@ logger = logging.getLogger(__name__)
 PARALLEL_BYTES = 1 << 20
 
 
-def analyse_path(task: tuple[str, int, Location, bool]) -> Scanned:
+def analyse_path(task: tuple[str, int, Location, bool], here: bool = False) -> Scanned:
     """Read, parse and analyse one candidate file (runs in a worker process for big runs).
 
-    With the task's last flag (WN110 runs for the file), a file that applies weight norm inside a class or
-    function also gets WN110's serving facts here: the index reads them for every such file, and here they
-    are computed in the workers, beside the other analyses, instead of one by one in the main process.
+    With the task's last flag (WN110 runs for the file), the file's WN110 serving facts are read from the same
+    parse, after the analysis (``summarize_serving``): the index reads them for the files it needs instead of
+    parsing them again in the main process; one parse per file per cold run.  ``here`` (the main process): the
+    trees are kept too, for WN110's readers of whole files (``kept_trees``).
     """
     path_text, max_bytes, location, serving = task
     try:
         data = read_source(Path(path_text), max_bytes)
     except (OSError, SourceError) as error:
         return Scanned(path_text, error=read_failure(error))
+    facts, trees = None, PieceTrees(len(data)) if here else None
     try:
-        summary = summarize_at(data, path_text, location)
+        if serving and isinstance(data, bytes):
+            summary, facts = summarize_serving(data, path_text, location, trees)
+        else:
+            summary = summarize_at(data, path_text, location)
     except SourceError as error:
         # A syntax error depends on the bytes alone (not RecursionError, MemoryError: those depend on the process).
         cacheable = isinstance(data, bytes) and str(error).startswith(SYNTAX_ERROR_PREFIX)
         return Scanned(path_text, error=str(error), digest=digest_of(data) if isinstance(data, bytes) and cacheable else None)
     if not isinstance(data, bytes):
         return Scanned(path_text, summary=summary)
-    facts = serving_facts_of(data, str(location.path), location) if serving and serves(summary) else None
-    return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts)
+    return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts, trees=trees if facts is not None else None)
 
 
 def facts_of_paths(task: tuple[list[str], int]) -> list[tuple[bytes, ContentFacts] | None]:
@@ -100,7 +106,7 @@ def scan_all(
     analyses = _Analyses(jobs, max_bytes, workspace, serving)
     ahead = _FactsAhead.start(files, analyses)
     if ahead is not None:  # a big run with nothing kept: WN110's index will parse many files
-        workspace.serving_ahead = ServingAhead(serving_workers(analyses.workers))
+        workspace.serving_ahead = ServingAhead(serving_workers(analyses.workers), facts_and_analysis)
     try:
         with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
             for index, path in enumerate(files):
@@ -167,7 +173,14 @@ class _Analyses:
         """Each task with its analysis, in the tasks' order."""
         for task in self.tasks:
             future = self._futures.get(task.index)
-            yield task, future.result() if future is not None else analyse_path(self._work(task))
+            yield task, future.result() if future is not None else self._reused(task) or analyse_path(self._work(task), here=True)
+
+    def _reused(self, task: Task) -> Scanned | None:
+        """The analysis the import resolution made of the file after the prefilter passed it (not parsed again)."""
+        if notebook.is_notebook(task.path):
+            return None
+        found = self.workspace.analysed_as_read(self.located[task.index].path, task.path)
+        return Scanned(task.path, summary=found[0], digest=found[1]) if found is not None else None
 
     def close(self) -> None:
         if self._started is not None:
@@ -236,6 +249,9 @@ def _keep(scanned: Scanned, location: Location, workspace: Workspace) -> None:
         return
     if scanned.serving is not None:
         workspace.keep_serving(scanned.digest, location, scanned.serving)
+        if scanned.summary is not None:
+            workspace.kept_trees.keep_wanted(scanned.digest, scanned.summary, scanned.serving, scanned.trees)
+        scanned.trees = None
     if scanned.error is not None and workspace.cache is not None:
         workspace.cache.put(scanned.digest, scanned.error)
     if scanned.summary is None or workspace.summaries is None:

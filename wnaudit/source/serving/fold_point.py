@@ -204,20 +204,23 @@ def _parsed(text: str) -> ast.Module | None:
         return None
 
 
-def no_fold_point(file: str, data: bytes | None, line: int, target: str) -> str:
+def no_fold_point(file: str, data: bytes | None, line: int, target: str, kept: ast.Module | None = None) -> str:
     """Why the model ``target`` at ``line`` of ``file`` has no safe point for the fold.
 
     ``data``: the file's source as the run reads it (``Workspace.source_bytes``: a notebook's code cells already
-    as one module).  "" when it has one (the fixer places the fold after the last load in scope).
+    as one module); ``kept``: the tree the analysis kept of those bytes (``kept_trees``: not parsed again).
+    "" when it has one (the fixer places the fold after the last load in scope).
     """
     if data is None:
         return ""
-    try:
-        text = decode(data).text
-    except SourceError as error:
-        log.debug("WN110: cannot read %s to place the fold: %s", file, error)
-        return ""
-    tree = _parsed(text)
+    tree = kept
+    if tree is None:
+        try:
+            text = decode(data).text
+        except SourceError as error:
+            log.debug("WN110: cannot read %s to place the fold: %s", file, error)
+            return ""
+        tree = _parsed(text)
     if tree is None:
         return ""
     target = _as_unparsed(target)

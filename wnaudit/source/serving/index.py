@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Generic, Hashable, Iterable, TypeVar
 
 from ...core import catalogue
+from ..model import FileSummary
 from ..project import ImportBinding, Project
 from ..provisional import provisional
 from ..summary_cache import SummaryCache
@@ -120,7 +121,7 @@ class ServingIndex:
         self._config_targets = configs or config_targets
         self.project = project
         #: Facts computed beside the analyses, in the workers (``facts_cache.facts_key`` -> facts).
-        self._known = known or {}
+        self._known = known if known is not None else {}  # the same dict: facts kept later are seen here too
         #: Workers parsing the files of a list the index is about to read (``ahead.py``; None: all parsed here).
         self._ahead = ahead
         #: Files ``_read_ahead`` has handed to the workers or found known (not read and hashed again for a later list).
@@ -178,10 +179,17 @@ class ServingIndex:
         self._modern = False
         #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
         self.excluded: Callable[[Path], bool] = lambda path: False
+        #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
+        #: parse); raises ``READ_ERRORS``.
+        self.parse_facts: Callable[[Path, bytes], ServingFacts] = self._parse_facts
+        #: Takes the analysis a worker made of a file beside its facts (the workspace's ``adopt_analysis``).
+        self.adopt_analysis: Callable[[Path, bytes, FileSummary], None] = lambda path, data, summary: None
+        #: A whole-file tree the analysis kept, by the digest of the bytes (``kept_trees``; None: parse the file).
+        self.kept_tree: Callable[[bytes], ast.Module | None] = lambda digest: None
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = FoldSummaries(self._function, self._resolved_all)
         #: Which guarded applications the project's constructions select (``selection.py``).
-        self.selection = Selection(self.facts, read, self.lookup, self._files_mentioning)
+        self.selection = Selection(self.facts, read, self.lookup, self._files_mentioning, lambda digest: self.kept_tree(digest))
 
     def declare(self, entries: tuple[str, ...], root: Path) -> None:
         """``[tool.wnaudit] serving``: the entry points WN110 checks and fixes (resolved from ``root`` on first need)."""
@@ -229,11 +237,14 @@ class ServingIndex:
         found = self._known.get(key) or (facts_cache.load(self._cache, key) if self._cache is not None else None)
         if found is None and self._ahead is not None:
             found = self._ahead.take(key)
+            analysed = self._ahead.analysis(key)
+            if analysed is not None:
+                self.adopt_analysis(path, data, analysed)
             if found is not None and self._cache is not None:
                 facts_cache.store(self._cache, key, found)
         if found is None:
             try:
-                found = read_serving_facts(data, str(path), location.module, location.is_package)
+                found = self.parse_facts(path, data)
             except READ_ERRORS as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
                 self.failures[path] = error
@@ -271,6 +282,10 @@ class ServingIndex:
             python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
             found = self._flags[(pool.root, flag)] = flag_on(flag, python, configs)
         return found
+
+    def _parse_facts(self, path: Path, data: bytes) -> ServingFacts:
+        location = self.project.locate(path)
+        return read_serving_facts(data, str(path), location.module, location.is_package)
 
     def _read_ahead(self, files: Iterable[Path]) -> None:
         """Have the workers parse the files of a list about to be read one by one (the facts not known yet).

@@ -29,6 +29,7 @@ from .. import construction
 from ..construction import passes
 from ..provisional import provisional
 from ..reading import SourceError, decode
+from ..syntax_cache import digest_of
 from .facts import ServingFacts
 
 logger = logging.getLogger(__name__)
@@ -62,9 +63,12 @@ class Selection:
     def __init__(
         self, facts: Callable[[Path], "ServingFacts | None"], read: Callable[[Path], "bytes | None"],
         lookup: Callable[[Path, str], "tuple[Key, str] | None"], mentioning: Callable[[Path, str], list[Path]],
+        kept: Callable[[bytes], ast.Module | None] = lambda digest: None,
     ) -> None:
         #: The index's per-file facts, bytes, name lookup, and the project files that mention a name (byte search).
         self._facts, self._read, self._lookup, self._mentioning = facts, read, lookup, mentioning
+        #: The tree the analysis kept of a file's bytes (``kept_trees``: not parsed again); read, never changed.
+        self._kept = kept
         self._parsed: OrderedDict[Path, _Parsed | None] = OrderedDict()
         self._values: dict[tuple[Key, str], list[str] | None] = {}
         self._building: dict[Key, list[_Call] | None] = {}
@@ -259,11 +263,13 @@ class Selection:
         facts = self._facts(file)
         if data is None or facts is None:
             return None
-        try:
-            tree = ast.parse(decode(data).text, str(file))
-        except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            logger.debug("%s: not read for constructor arguments: %s", file, error)
-            return None
+        tree = self._kept(digest_of(data))
+        if tree is None:
+            try:
+                tree = ast.parse(decode(data).text, str(file))
+            except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
+                logger.debug("%s: not read for constructor arguments: %s", file, error)
+                return None
         prefix = f"{facts.module}." if facts.module else ""
         units: dict[str, ast.stmt] = {f"{prefix}{n.name}": n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))}
         constants = {**construction.module_constants(tree), **self._class_constants(file, tree)}

@@ -1,0 +1,89 @@
+"""A cold lint parses each file once (issue 38), in one process or in the ``-j`` workers.
+
+The analysis, WN110's serving facts and the scan's reuse of a dependency's
+analysis all read one parse of a file: the workers read the serving facts
+from the analysis's trees, the index's own parse of a file analyses it too,
+and the scan takes the analysis the import resolution made.  The parser is
+observed in every process of the run (the workers are forked with it), by file
+name and, for a parse given no name, by the digest of the file's text.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import collections
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.source.test_derived_cache import BASE, MID
+from wnaudit.common.options import RunOptions
+from wnaudit.source import engine
+
+#: Serves ``Mid`` (built from ``base``'s weight-normed class) without folding it: a WN110 finding.
+SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    model.eval()\n    return model\n"
+#: Imports the weight-normed module: the import resolution analyses ``base`` before the scan reaches it.
+USER = "from .base import Base\n\n\ndef build():\n    return Base()\n"
+#: Files no other file imports, each a finding of its own: with ``-j 2`` the workers analyse them.
+LAYER = "import torch.nn as nn\nfrom torch.nn.utils import weight_norm\n\nLAYER = weight_norm(nn.Linear(2, 2))\n"
+
+
+def _project(root: Path) -> list[Path]:
+    package = root / "voc"
+    package.mkdir()
+    files = {"__init__.py": "", "a_user.py": USER, "base.py": BASE, "mid.py": MID, "serve.py": SERVE_EVAL}
+    files.update({f"layer_{n}.py": LAYER.replace("2, 2", f"{n}, {n}") for n in (2, 3, 4)})
+    for name, text in files.items():
+        (package / name).write_text(text)
+    return sorted(package.glob("*.py"))
+
+
+def _digest(text: str | bytes) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text).hexdigest()
+
+
+def _observe_parses(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """Log every tree-building parse (file name, digest of the source) of this process and of the workers it forks."""
+    real = builtins.compile
+
+    def observed(source, filename, mode, flags=0, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if flags & ast.PyCF_ONLY_AST and isinstance(source, (str, bytes)):
+            with open(log, "a", encoding="utf-8") as out:
+                out.write(json.dumps([os.fspath(filename), _digest(source), os.getpid()]) + "\n")
+        return real(source, filename, mode, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "compile", observed)
+
+
+def _parses_per_file(files: list[Path], log: Path) -> tuple[dict[str, int], set[int]]:
+    """How many times each file was parsed, and the processes that parsed them."""
+    by_digest = {_digest(path.read_bytes()): path for path in files}
+    counted: collections.Counter[str] = collections.Counter()
+    processes: set[int] = set()
+    for line in log.read_text().splitlines() if log.exists() else []:
+        filename, digest, process = json.loads(line)
+        named = Path(filename).resolve() if filename not in ("<unknown>", "<string>") else None
+        path = named if named in files else by_digest.get(digest)
+        if path is not None:
+            counted[path.name] += 1
+            processes.add(process)
+    return dict(counted), processes
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_cold_run_parses_each_file_at_most_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    files = [path.resolve() for path in _project(tmp_path)]
+    log = tmp_path / "parses.jsonl"
+    monkeypatch.chdir(tmp_path)
+    _observe_parses(monkeypatch, log)
+    result = engine.lint_files(files, RunOptions(jobs=jobs, cache=False))
+    monkeypatch.undo()
+    assert any(f.code == "WN110" for f in result.findings)  # the serving path was read: facts and fold point
+    parses, processes = _parses_per_file(files, log)
+    assert {"base.py", "mid.py", "serve.py", "a_user.py", "layer_2.py"} <= set(parses)  # the files read as code
+    assert (len(processes) > 1) == (jobs > 1)  # -j 2: the workers analysed some of the files
+    assert {name: n for name, n in parses.items() if n > 1} == {}
