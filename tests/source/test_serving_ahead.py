@@ -189,7 +189,7 @@ def test_a_killed_worker_breaks_nothing(tmp_path: Path, monkeypatch: pytest.Monk
 def test_the_workers_analysis_of_a_file_read_ahead_is_the_workspaces_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 38: a worker reading a file ahead analyses it from the same parse; the workspace's ``first`` takes it."""
     from wnaudit.source.pipeline.analyse import facts_and_analysis
-    from wnaudit.source.pipeline.project_model import new_workspace
+    from wnaudit.source.pipeline.link import new_workspace
 
     paths = _package(tmp_path)
     base = paths[0].parent / "base.py"
