@@ -12,6 +12,7 @@ counts as on, so a fold is never discounted on a guess.
 from __future__ import annotations
 
 import ast
+import hashlib
 import logging
 import os
 import re
@@ -30,6 +31,10 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 _MAX_CONFIG_FILES = 2_000
 _FALSE_WORDS = frozenset({"false", "no", "off", "0", "", "null", "none", "~"})
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
+#: What a file's code sets a flag to, by (digest of its bytes, flag): a pure function of both, kept for the process
+#: (a run asks for each flag once per project, but an editor or a test linting one buffer at a time asks again).
+_SETTINGS: dict[tuple[bytes, str], list[bool | None]] = {}
+_MAX_SETTINGS = 8_192
 
 
 def config_files(root: Path) -> list[Path]:
@@ -52,7 +57,7 @@ def flag_on(flag: str, python: Iterable[tuple[Path, bytes]], configs: Iterable[P
     settings: list[bool | None] = []
     for path, data in python:
         if word in data or dashed in data:
-            settings.extend(_python_settings(path, data, flag))
+            settings.extend(_kept_settings(path, data, flag))
     pattern = re.compile(rf"""^\s*(?:-\s+)?["']?{re.escape(flag)}["']?\s*[:=]\s*(?P<value>[^,#\n]*)""", re.MULTILINE)
     for path in configs:
         try:
@@ -72,6 +77,17 @@ def _word(value: str) -> bool | None:
     if word in _FALSE_WORDS:
         return False
     return True if word in _TRUE_WORDS else None
+
+
+def _kept_settings(path: Path, data: bytes, flag: str) -> list[bool | None]:
+    """``_python_settings``, parsed once per content and flag in this process."""
+    key = (hashlib.blake2b(data, digest_size=16).digest(), flag)
+    found = _SETTINGS.get(key)
+    if found is None:
+        if len(_SETTINGS) >= _MAX_SETTINGS:
+            _SETTINGS.clear()
+        found = _SETTINGS[key] = _python_settings(path, data, flag)
+    return found
 
 
 def _python_settings(path: Path, data: bytes, flag: str) -> list[bool | None]:
