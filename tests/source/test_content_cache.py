@@ -149,7 +149,7 @@ def test_raw_imports_placed_give_the_bindings_of_the_file(tmp_path: Path) -> Non
     assert raw_imports(data)[0] == RawImport(2, "", (("a", ""),))
 
 
-def test_a_hostile_summary_entry_is_ignored_never_run(tmp_path: Path, cache_dir: Path) -> None:
+def test_a_hostile_summary_entry_is_ignored_never_run(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _package(tmp_path / "src")
     first = _answer(paths)
     marker = tmp_path / "ran"
@@ -162,10 +162,20 @@ def test_a_hostile_summary_entry_is_ignored_never_run(tmp_path: Path, cache_dir:
     assert entries
     for entry in entries:
         entry.write_bytes(pickle.dumps(Exploit()))
+    asked: list[str] = []
+    real_get = SummaryCache.get
+
+    def recording(self: SummaryCache, key: str, path: str, file: str) -> object:
+        asked.append(key)
+        return real_get(self, key, path, file)
+
+    monkeypatch.setattr(SummaryCache, "get", recording)
     assert _answer(paths) == first
     assert not marker.exists()
-    for entry in files_of(cache_dir, "summary"):
-        assert b"system" not in entry.read_bytes()  # rewritten with the real summary
+    read = [entry for entry in files_of(cache_dir, "summary") if entry.stem in asked]
+    assert read  # the run asked for summaries it had stored: each one read is rewritten with the real summary
+    for entry in read:
+        assert b"system" not in entry.read_bytes()
 
 
 def test_summaries_stay_bounded(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
