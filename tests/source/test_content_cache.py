@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.source.cache_files import entries_of, files_of, forge
+from tests.source.test_derived_cache import _counting
 from tests.source.test_source_invariance import _write_tree, module_spec
 from wnaudit.common import cache as store
 from wnaudit.common.options import RunOptions
@@ -162,14 +163,7 @@ def test_a_hostile_summary_entry_is_ignored_never_run(tmp_path: Path, cache_dir:
     assert entries
     for entry in entries:
         entry.write_bytes(pickle.dumps(Exploit()))
-    asked: list[str] = []
-    real_get = SummaryCache.get
-
-    def recording(self: SummaryCache, key: str, path: str, file: str) -> object:
-        asked.append(key)
-        return real_get(self, key, path, file)
-
-    monkeypatch.setattr(SummaryCache, "get", recording)
+    asked = _counting(monkeypatch, SummaryCache, "get")  # the keys the run reads
     assert _answer(paths) == first
     assert not marker.exists()
     read = [entry for entry in files_of(cache_dir, "summary") if entry.stem in asked]

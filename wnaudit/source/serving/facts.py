@@ -41,29 +41,26 @@ _REMOVERS = frozenset(
 _FOLDS = _REMOVERS | frozenset(catalogue.FOLDING_APIS)
 
 
-def _excluded(call: ast.Call) -> str:
-    """``fold_weight_norm(model, exclude=("f0_predictor",))`` leaves those parts live: the partial fold's evidence."""
-    for keyword in call.keywords:
-        if keyword.arg == catalogue.PARTIAL_FOLD_KEYWORD and not _empty_literal(keyword.value):
-            return f"{keyword.arg}={ast.unparse(keyword.value)}"
-    return ""
-
-
-def _excluded_members(call: ast.Call) -> tuple[str, ...]:
-    """The members a literal ``exclude=("f0_predictor", "dec.up")`` names (first components), else ()."""
+def _exclusion(call: ast.Call) -> tuple[tuple[str, ...], str]:
+    """What a fold's ``exclude=`` leaves live: the members a literal names (first components), or, for any other
+    value, the keyword as written (the partial fold's evidence); ``((), "")`` when it excludes nothing."""
     for keyword in call.keywords:
         value = keyword.value
-        if keyword.arg != catalogue.PARTIAL_FOLD_KEYWORD or not isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        if keyword.arg != catalogue.PARTIAL_FOLD_KEYWORD or _empty_literal(value):
             continue
-        names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        if names and len(names) == len(value.elts):
-            return tuple(sorted({name.split(".")[0] for name in names}))
-    return ()
+        elements = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else []
+        names = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if names and len(names) == len(elements):
+            return tuple(sorted({name.split(".")[0] for name in names})), ""
+        return (), f"{keyword.arg}={ast.unparse(value)}"
+    return (), ""
 
 
 def _empty_literal(node: ast.expr) -> bool:
     """``exclude=()`` or ``exclude=None`` excludes nothing."""
     return (isinstance(node, (ast.Tuple, ast.List, ast.Set)) and not node.elts) or (isinstance(node, ast.Constant) and node.value is None)
+
+
 #: The legacy weight-norm removers: on a module the modern spelling parametrized they raise ``ValueError``.
 _LEGACY_REMOVERS = frozenset(
     api for s in catalogue.SPELLINGS if s.kind is catalogue.Kind.WEIGHT_NORM and s.style is catalogue.Style.LEGACY
@@ -1195,8 +1192,8 @@ class _Linker:
             # to the whole model where the member resolves to nothing)
             refs = (self.member_refs(first, frame) or self.model_refs(first, frame)) if first is not None else ()
             legacy = names & _FOLDS <= _LEGACY_REMOVERS
-            excluded = _excluded_members(node)
-            partial = self.walker.skipping.get(id(node), "") or ("" if excluded else _excluded(node))
+            excluded, written = _exclusion(node)
+            partial = self.walker.skipping.get(id(node), "") or written
             use = Use(
                 node.lineno, node.col_offset + 1, ast.unparse(node), refs, frame.number, legacy=legacy, partial=partial,
                 excluded=excluded,
