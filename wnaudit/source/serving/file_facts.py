@@ -84,9 +84,8 @@ class FileFacts:
 
     def _find(self, path: Path, data: bytes) -> ServingFacts | None:
         """Known, cached, from the workers, or parsed here (kept in the cache); None where the file does not parse."""
-        location = self._project.locate(path)
-        key = facts_cache.facts_key(digest_of(data), location.module, location.is_package)
-        found = self._known.get(key) or (facts_cache.load(self._cache, key) if self._cache is not None else None)
+        key = self._key(path, data)
+        found = self._kept(key)
         if found is None and self._ahead is not None:
             found = self._ahead.take(key)
             analysed = self._ahead.analysis(key)
@@ -120,10 +119,19 @@ class FileFacts:
             data = self._read(path)
             if data is None:
                 continue
-            location = self._project.locate(path)
-            key = facts_cache.facts_key(digest_of(data), location.module, location.is_package)
-            if key not in self._known and (self._cache is None or facts_cache.load(self._cache, key) is None):
+            key = self._key(path, data)
+            if self._kept(key) is None:
+                location = self._project.locate(path)
                 self._ahead.submit(key, data, str(path), location.module, location.is_package)
+
+    def _key(self, path: Path, data: bytes) -> str:
+        """The file's facts key: its bytes' digest, and the module it is (its facts name it)."""
+        location = self._project.locate(path)
+        return facts_cache.facts_key(digest_of(data), location.module, location.is_package)
+
+    def _kept(self, key: str) -> ServingFacts | None:
+        """Facts already computed: by the workers beside their analyses, or in the cache."""
+        return self._known.get(key) or (facts_cache.load(self._cache, key) if self._cache is not None else None)
 
     def class_of(self, key: Key) -> ClassFacts | None:
         facts = self.get(key[0])
