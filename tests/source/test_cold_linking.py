@@ -92,8 +92,8 @@ def test_a_file_is_announced_to_the_workers_once(tmp_path: Path) -> None:
     reads: list[Path] = []
     workers = _Recorder()
     found = _index(tmp_path, reads, workers)
-    found.files.read_ahead([serve, mid])
-    found.files.read_ahead([mid, serve])  # a later list holding the same files: not read and hashed again
+    found.file_facts.read_ahead([serve, mid])
+    found.file_facts.read_ahead([mid, serve])  # a later list holding the same files: not read and hashed again
     assert workers.submitted == ["voc.mid", "voc.serve"]  # last first
     assert reads == [mid, serve]
     assert found.facts(serve) is not None  # the worker had nothing: parsed here, the same answer

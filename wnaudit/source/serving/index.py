@@ -92,16 +92,16 @@ class ServingIndex:
         self.project = project
         self.pools = ProjectPools(project, read, imports, walk or (lambda root, whole: tuple(project_files(root, whole))))
         #: The one place a file's facts come from (known -> cache -> workers -> parse: ``FileFacts._find``).
-        self.files = FileFacts(project, read, self.pools, cache, known, ahead)
+        self.file_facts = FileFacts(project, read, self.pools, cache, known, ahead)
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
-        self.failures = self.files.failures
+        self.failures = self.file_facts.failures
         #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
         #: parse); raises ``READ_ERRORS``.
-        self.parse_facts: Callable[[Path, bytes], ServingFacts] = self.files.parse
-        self.files.parse = lambda path, data: self.parse_facts(path, data)
+        self.parse_facts: Callable[[Path, bytes], ServingFacts] = self.file_facts.parse
+        self.file_facts.parse = lambda path, data: self.parse_facts(path, data)
         #: Takes the analysis a worker made of a file beside its facts (the workspace's ``adopt_analysis``).
         self.adopt_analysis: Callable[[Path, bytes, FileSummary], None] = lambda path, data, summary: None
-        self.files.adopt_analysis = lambda path, data, summary: self.adopt_analysis(path, data, summary)
+        self.file_facts.adopt_analysis = lambda path, data, summary: self.adopt_analysis(path, data, summary)
         #: A whole-file tree the analysis kept, by the digest of the bytes (``kept_trees``; None: parse the file).
         self.kept_tree: Callable[[bytes], ast.Module | None] = lambda digest: None
         #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
@@ -109,20 +109,24 @@ class ServingIndex:
         #: Whether a start applies only the modern weight norm (the context's styles): then a fold by the legacy
         #: remover alone folds nothing (it raises, and WN101 reports it).
         self.modern_only: Callable[[Key], bool] = lambda key: False
-        self.resolver = Resolver(project, self.files, self.pools.mentions)
-        self.configs = ConfigBuilds(self.pools, self.files, self.resolver, read, configs or config_targets)
+        self.resolver = Resolver(project, self.file_facts, self.pools.mentions)
+        self.configs = ConfigBuilds(self.pools, self.file_facts, self.resolver, read, configs or config_targets)
         self.carried = Carried()
-        self.references = Instances(project, self.pools, self.files, self.resolver, self.configs, self.carried)
-        self.builders = Carriers(self.pools, self.files, self.resolver, self.references, self.configs, self.carried, read)
-        self.serving_files = ServingFiles(self.pools, self.files, self.resolver, self.configs, self.carried)
-        self.entries = DeclaredEntries(project, self.files, self.references)
-        self.origin = ModelOrigin(self.files, self.resolver)
-        self.folds = FoldFinder(self.pools, self.files, self.resolver, self.references, self.origin)
-        self.method_folds = MethodFolds(self.files, self.resolver, self.references, self.folds, self.carried)
+        self.references = Instances(project, self.pools, self.file_facts, self.resolver, self.configs, self.carried)
+        self.builders = Carriers(self.pools, self.file_facts, self.resolver, self.references, self.configs, self.carried, read)
+        self.serving_files = ServingFiles(self.pools, self.file_facts, self.resolver, self.configs, self.carried)
+        self.entries = DeclaredEntries(project, self.file_facts, self.references)
+        self.origin = ModelOrigin(self.file_facts, self.resolver)
+        self.folds = FoldFinder(self.pools, self.file_facts, self.resolver, self.references, self.origin)
+        self.method_folds = MethodFolds(self.file_facts, self.resolver, self.references, self.folds, self.carried)
         excluded = lambda path: self.excluded(path)  # read when asked: the context sets it after building
-        self.sites = InferenceSites(self.pools, self.files, self.resolver, self.references, self.folds, self.carried, excluded)
-        self.placement = FoldPlacement(self.files, self.resolver, self.references, self.origin, self.folds, self.entries, excluded)
-        self.evidence = Evidence(self.files, self.references, self.folds)
+        self.sites = InferenceSites(
+            self.pools, self.file_facts, self.resolver, self.references, self.folds, self.carried, excluded,
+        )
+        self.placement = FoldPlacement(
+            self.file_facts, self.resolver, self.references, self.origin, self.folds, self.entries, excluded,
+        )
+        self.evidence = Evidence(self.file_facts, self.references, self.folds)
         self._verdicts: dict[Key, Served | None] = {}
         #: What each project function does to the models it is given (``effects.py``).
         self.summaries = self.folds.summaries
@@ -141,7 +145,7 @@ class ServingIndex:
         return self.entries.bodies()
 
     def facts(self, path: Path) -> ServingFacts | None:
-        return self.files.get(path)
+        return self.file_facts.get(path)
 
     def root_of(self, path: Path) -> tuple[Path, bool]:
         """The project directory of a file, and whether it was found by a marker (then walked whole)."""
@@ -184,7 +188,7 @@ class ServingIndex:
         (``apply_weight_norm()`` for training, a conversion script) is not
         counted: the model as built and served has no weight norm from it.
         """
-        cls = self.files.class_of(start)
+        cls = self.file_facts.class_of(start)
         if cls is not None:
             method = next((b for b in cls.methods.values() if b.line <= line <= b.end_line), None)
             if method is not None and method.name not in CONSTRUCTION and method.name not in self.builders.constructed(start):
@@ -206,7 +210,7 @@ class ServingIndex:
         modern = self.folds.modern = self.modern_only(start)
         pool = self.pools.pool(start[0])
         carriers = self.builders.of(start)
-        classes = {k for k in carriers if self.files.class_of(k) is not None}
+        classes = {k for k in carriers if self.file_facts.class_of(k) is not None}
         if not classes:
             return None
         family = self.resolver.family(classes)
@@ -221,7 +225,7 @@ class ServingIndex:
         loaders: set[Key] = set()
         found: list[Site] = []
         for file in files:
-            facts = self.files.get(file)
+            facts = self.file_facts.get(file)
             if facts is None:
                 continue
             if self.folds.folded_in(file, facts, carriers, folding, local, loaders):
