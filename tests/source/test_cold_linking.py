@@ -18,9 +18,11 @@ from tests.source.test_derived_cache import _counting, _voc
 from tests.source.test_serving_in_workers import SERVE_EVAL
 from wnaudit.source.pipeline import scan
 from wnaudit.source.project import Project
-from wnaudit.source.serving import index
+from wnaudit.source.serving import method_folds
 from wnaudit.source.serving.facts import ServingFacts
 from wnaudit.source.serving.index import ServingIndex
+from wnaudit.source.serving.pools import ProjectPools
+from wnaudit.source.serving.resolver import Resolver
 
 FOLDER = "import torch\n\n\ndef fold_all(model):\n    torch.nn.utils.remove_weight_norm(model)\n"
 
@@ -51,17 +53,17 @@ def _index(root: Path, reads: list[Path] | None = None, ahead: _Recorder | None 
 
 
 def test_waiting_removes_as_list_remove_does() -> None:
-    """The first equal item goes, so the order left over (``_blocked`` names the first) is the list's."""
+    """The first equal item goes, so the order left over (``MethodFolds._blocked`` names the first) is the list's."""
     generator = random.Random(21)
     for _ in range(200):
         items = [(Path(f"f{generator.randrange(3)}.py"), generator.randrange(3)) for _ in range(generator.randrange(1, 12))]
         expected = list(items)
-        waiting = index._Waiting(list(items))
+        waiting = method_folds._Waiting(list(items))
         for item in generator.sample(items, generator.randrange(len(items) + 1)):
             expected.remove(item)
             waiting.remove(item)
             assert waiting.current() == expected
-    duplicates = index._Waiting(["a", "c", "a"])
+    duplicates = method_folds._Waiting(["a", "c", "a"])
     duplicates.remove("a")
     assert duplicates.current() == ["c", "a"]
 
@@ -74,12 +76,12 @@ def test_each_file_keeps_its_own_projects_pool(tmp_path: Path, monkeypatch: pyte
         (root / "pkg" / "__init__.py").write_text("")
         (root / "pkg" / "model.py").write_text("VALUE = 1\n")
     found = _index(tmp_path)
-    asked = _counting(monkeypatch, ServingIndex, "root_of")
+    asked = _counting(monkeypatch, ProjectPools, "root_of")
     files = [first / "pkg" / "model.py", second / "pkg" / "model.py", first / "pkg" / "__init__.py"]
-    roots = [found._pool(file).root for file in files]
+    roots = [found.pools.pool(file).root for file in files]
     assert roots == [first, second, first]
-    assert found._pool(files[0]) is found._pool(files[2])
-    assert [found._pool(file).root for file in files] == roots
+    assert found.pools.pool(files[0]) is found.pools.pool(files[2])
+    assert [found.pools.pool(file).root for file in files] == roots
     assert asked == files  # once per file: the second round came from what the index kept
 
 
@@ -90,8 +92,8 @@ def test_a_file_is_announced_to_the_workers_once(tmp_path: Path) -> None:
     reads: list[Path] = []
     workers = _Recorder()
     found = _index(tmp_path, reads, workers)
-    found._read_ahead([serve, mid])
-    found._read_ahead([mid, serve])  # a later list holding the same files: not read and hashed again
+    found.file_facts.read_ahead([serve, mid])
+    found.file_facts.read_ahead([mid, serve])  # a later list holding the same files: not read and hashed again
     assert workers.submitted == ["voc.mid", "voc.serve"]  # last first
     assert reads == [mid, serve]
     assert found.facts(serve) is not None  # the worker had nothing: parsed here, the same answer
@@ -103,9 +105,9 @@ def test_fold_helper_files_go_to_the_workers_before_they_are_read(tmp_path: Path
     (package / "folding.py").write_text(FOLDER)
     workers = _Recorder()
     found = _index(tmp_path, ahead=workers)
-    assert "fold_all" in found._helpers_of(package / "serve.py")
+    assert "fold_all" in found.folds.helpers_of(package / "serve.py")
     assert "voc.folding" in workers.submitted
-    assert _index(tmp_path)._helpers_of(package / "serve.py") == found._helpers_of(package / "serve.py")
+    assert _index(tmp_path).folds.helpers_of(package / "serve.py") == found.folds.helpers_of(package / "serve.py")
 
 
 def test_serving_workers_leave_the_main_process_a_core() -> None:
@@ -113,7 +115,7 @@ def test_serving_workers_leave_the_main_process_a_core() -> None:
 
 
 def test_typed_reads_each_class_lineage_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``_typed`` runs for every constructor argument typed with a base, over every prepared unit: a class's
+    """``Resolver.typed`` runs for every constructor argument typed with a base, over every prepared unit: a class's
     bases are walked once per run, and the answer is the one comparing ``{class, *bases}`` each time."""
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "pkg").mkdir()
@@ -125,12 +127,12 @@ def test_typed_reads_each_class_lineage_once(tmp_path: Path, monkeypatch: pytest
     )
     found = _index(tmp_path)
     units = [(model, f"pkg.model.{name}") for name in ("Backbone", "Mid", "Leaf", "Other", "build")]
-    asked = _counting(monkeypatch, ServingIndex, "bases")
+    asked = _counting(monkeypatch, Resolver, "bases")
     for annotation, expected in (
         (["pkg.model.Backbone"], {"Backbone", "Mid", "Leaf"}), (["pkg.model.Mid"], {"Mid", "Leaf"}), (["pkg.model.Other"], {"Other"}),
     ):
         for _ in range(3):
-            typed = found._typed(model, annotation, units)
+            typed = found.resolver.typed(model, annotation, units)
             assert {qual.rpartition(".")[2] for _, qual in typed} == expected
     assert sorted(asked) == sorted(set(asked)), "a class's bases were walked again"
 
@@ -143,8 +145,8 @@ def test_files_mentioning_names_come_in_path_order_whatever_was_searched_first(t
     orders = []
     for first, second in (("Beta", "Alpha"), ("Alpha", "Beta")):
         found = _index(tmp_path)
-        pool = found._pool(tmp_path / "pkg" / "a.py")
-        found._search(pool, [first])
-        found._search(pool, [second])
-        orders.append([path.name for path in found._mentioning(pool, {"Alpha", "Beta"})])
+        pool = found.pools.pool(tmp_path / "pkg" / "a.py")
+        found.pools.search(pool, [first])
+        found.pools.search(pool, [second])
+        orders.append([path.name for path in found.pools.mentioning(pool, {"Alpha", "Beta"})])
     assert orders == [["a.py", "b.py"], ["a.py", "b.py"]]

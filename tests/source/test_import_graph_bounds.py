@@ -18,7 +18,9 @@ from wnaudit.cli.command import run
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 from wnaudit.source.project import Project
+from wnaudit.source.serving.file_facts import FileFacts
 from wnaudit.source.serving.index import ServingIndex
+from wnaudit.source.serving.resolver import Resolver
 
 MODEL = """\
 import torch.nn as nn
@@ -94,18 +96,18 @@ def _count_resolutions(monkeypatch: pytest.MonkeyPatch, bound: int) -> list[str]
         if len(calls) > bound:
             raise _TooMuchWork(f"more than {bound} resolutions, e.g. {what}")
 
-    resolve, facts = Project.resolve, ServingIndex.facts
+    resolve, facts = Project.resolve, FileFacts.get
 
     def counted_resolve(self: Project, dotted: str, location: object) -> object:
         count(dotted)
         return resolve(self, dotted, location)  # type: ignore[arg-type]
 
-    def counted_facts(self: ServingIndex, path: Path) -> object:
+    def counted_facts(self: FileFacts, path: Path) -> object:
         count(str(path))
         return facts(self, path)
 
     monkeypatch.setattr(Project, "resolve", counted_resolve)
-    monkeypatch.setattr(ServingIndex, "facts", counted_facts)
+    monkeypatch.setattr(FileFacts, "get", counted_facts)
     return calls
 
 
@@ -131,7 +133,7 @@ def test_the_index_resolves_a_module_name_once(tmp_path: Path, monkeypatch: pyte
 
     def spy(self: ServingIndex, *args: object, **kwargs: object) -> None:
         real(self, *args, **kwargs)  # type: ignore[arg-type]
-        resolve = self._names.resolve_name
+        resolve = self.resolver._names.resolve_name
 
         def counted(file: Path, head: str, depth: int) -> object:
             names.append((file, head))
@@ -139,7 +141,7 @@ def test_the_index_resolves_a_module_name_once(tmp_path: Path, monkeypatch: pyte
                 raise _TooMuchWork("a name resolved again and again")
             return resolve(file, head, depth)
 
-        self._names.resolve_name = counted  # type: ignore[method-assign]
+        self.resolver._names.resolve_name = counted  # type: ignore[method-assign]
 
     monkeypatch.setattr(ServingIndex, "__init__", spy)
     index = ServingIndex(Project([tmp_path]), lambda path: path.read_bytes(), lambda path: [])
@@ -220,14 +222,14 @@ def test_a_failed_resolution_leaves_no_answer_behind(tmp_path: Path, monkeypatch
     """The placeholder a cycle guard holds is dropped when the resolution raises: the next file asking gets the answer."""
     package = _star_tangle(tmp_path, 4)
     index = ServingIndex(Project([tmp_path]), lambda path: path.read_bytes(), lambda path: [])
-    real, failures = ServingIndex._lookup, [RecursionError("deep")]
+    real, failures = Resolver._lookup, [RecursionError("deep")]
 
-    def failing_once(self: ServingIndex, file: Path, dotted: str, depth: int) -> object:
+    def failing_once(self: Resolver, file: Path, dotted: str, depth: int) -> object:
         if failures:
             raise failures.pop()
         return real(self, file, dotted, depth)
 
-    monkeypatch.setattr(ServingIndex, "_lookup", failing_once)
+    monkeypatch.setattr(Resolver, "_lookup", failing_once)
     with pytest.raises(RecursionError):
         index.lookup(package / "model.py", "proj.types.Kind1")
     found = index.lookup(package / "model.py", "proj.types.Kind1")

@@ -45,7 +45,7 @@ def _facts_read_ahead(root: Path, serve: Path, monkeypatch: pytest.MonkeyPatch) 
     workers = ahead.ServingAhead(2)
     try:
         found = _index(root, workers)
-        found._read_ahead([serve])
+        found.file_facts.read_ahead([serve])
         concurrent.futures.wait(list(workers._futures.values()))
         parsed = _parsed_by_the_index(monkeypatch)
         return found.facts(serve), parsed
@@ -178,9 +178,9 @@ def test_a_killed_worker_breaks_nothing(tmp_path: Path, monkeypatch: pytest.Monk
     workers = ahead.ServingAhead(2)
     try:
         found = _index(tmp_path, workers)
-        found._read_ahead([serve])
+        found.file_facts.read_ahead([serve])
         concurrent.futures.wait(list(workers._futures.values()))
-        found._read_ahead([mid])  # submitted to a broken pool: not an error
+        found.file_facts.read_ahead([mid])  # submitted to a broken pool: not an error
         assert [found.facts(serve), found.facts(mid)] == own
     finally:
         workers.close()
@@ -200,7 +200,7 @@ def test_the_workers_analysis_of_a_file_read_ahead_is_the_workspaces_own(tmp_pat
     try:
         found = _index(tmp_path, workers)
         found.adopt_analysis = workspace.adopt_analysis
-        found._read_ahead([base])
+        found.file_facts.read_ahead([base])
         concurrent.futures.wait(list(workers._futures.values()))
         assert found.facts(base) == _index(tmp_path, None).facts(base)
     finally:

@@ -17,7 +17,7 @@ from wnaudit.source import workspace
 from wnaudit.source.pipeline.analyse import summarize_serving
 from wnaudit.source.project import Project
 from wnaudit.source.reading import SourceError
-from wnaudit.source.serving import index
+from wnaudit.source.serving import file_facts
 from wnaudit.source.serving.facts import ServingReader
 from wnaudit.source.serving.index import ServingIndex
 
@@ -26,13 +26,13 @@ SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    mod
 
 def _parsed_by_the_index(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     modules: list[str] = []
-    real = index.read_serving_facts
+    real = file_facts.read_serving_facts
 
     def counted(data: bytes, path: str, module: str, is_package: bool) -> object:
         modules.append(module)
         return real(data, path, module, is_package)
 
-    monkeypatch.setattr(index, "read_serving_facts", counted)
+    monkeypatch.setattr(file_facts, "read_serving_facts", counted)
     monkeypatch.setattr(workspace, "read_serving_facts", counted)  # the index's own parse, through the workspace
     return modules
 
