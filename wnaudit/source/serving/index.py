@@ -37,7 +37,7 @@ from . import facts_cache
 from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
-from .flags import config_files, flag_on
+from .flags import ProjectFlags, config_files
 from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
 from .entries import module_of
 from .entries import split as split_entry
@@ -153,8 +153,8 @@ class ServingIndex:
         #: Per project root: the classes its YAML configs build, by key path (shape d).
         self._configs: dict[Path, dict[str, set[Key]]] = {}
         #: (project root, flag) -> whether its configuration turns the flag on; root -> its YAML/JSON files.
-        self._flags: dict[tuple[Path, str], bool] = {}
-        self._config_files: dict[Path, list[Path]] = {}
+        #: project root -> what its code and configs set its flags to (``flags.py``), read on the first flag asked.
+        self._flags: dict[Path, ProjectFlags] = {}
         #: The facts of files with flag-guarded folds as read: a fix must not add a fold beside a removal that a
         #: flag the configuration leaves off may still run (a second removal raises).
         self._unflagged: dict[Path, ServingFacts] = {}
@@ -274,14 +274,11 @@ class ServingIndex:
     def _flag_on(self, path: Path, flag: str) -> bool:
         """Does the project's own configuration turn ``flag`` on, or may it (``flags.py``)?"""
         pool = self._pool(path)
-        found = self._flags.get((pool.root, flag))
-        if found is None:
-            configs = self._config_files.get(pool.root)
-            if configs is None:
-                configs = self._config_files[pool.root] = config_files(pool.root)
+        flags = self._flags.get(pool.root)
+        if flags is None:
             python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
-            found = self._flags[(pool.root, flag)] = flag_on(flag, python, configs)
-        return found
+            flags = self._flags[pool.root] = ProjectFlags(python, config_files(pool.root))
+        return flags.on(flag)
 
     def _parse_facts(self, path: Path, data: bytes) -> ServingFacts:
         location = self.project.locate(path)
