@@ -21,7 +21,7 @@ from ..syntax_cache import digest_of
 from . import facts_cache
 from .ahead import ServingAhead
 from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts, read_serving_facts
-from .flags import config_files, flag_on
+from .flags import ProjectFlags, config_files
 from .pools import ProjectPools
 from .units import Key
 
@@ -50,9 +50,8 @@ class FileFacts:
         #: The facts of files with flag-guarded folds as read: a fix must not add a fold beside a removal that a
         #: flag the configuration leaves off may still run (a second removal raises).
         self._unflagged: dict[Path, ServingFacts] = {}
-        #: (project root, flag) -> whether its configuration turns the flag on; root -> its YAML/JSON files.
-        self._flags: dict[tuple[Path, str], bool] = {}
-        self._config_files: dict[Path, list[Path]] = {}
+        #: project root -> what its code and configs set its flags to (``flags.py``), read on the first flag asked.
+        self._flags: dict[Path, ProjectFlags] = {}
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
         #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
@@ -158,14 +157,11 @@ class FileFacts:
     def _flag_on(self, path: Path, flag: str) -> bool:
         """Does the project's own configuration turn ``flag`` on, or may it (``flags.py``)?"""
         pool = self._pools.pool(path)
-        found = self._flags.get((pool.root, flag))
-        if found is None:
-            configs = self._config_files.get(pool.root)
-            if configs is None:
-                configs = self._config_files[pool.root] = config_files(pool.root)
+        flags = self._flags.get(pool.root)
+        if flags is None:
             python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
-            found = self._flags[(pool.root, flag)] = flag_on(flag, python, configs)
-        return found
+            flags = self._flags[pool.root] = ProjectFlags(python, config_files(pool.root))
+        return flags.on(flag)
 
     def _parse(self, path: Path, data: bytes) -> ServingFacts:
         location = self._project.locate(path)

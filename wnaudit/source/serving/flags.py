@@ -17,7 +17,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
@@ -31,9 +31,11 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 _MAX_CONFIG_FILES = 2_000
 _FALSE_WORDS = frozenset({"false", "no", "off", "0", "", "null", "none", "~"})
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
-#: What a file's code sets a flag to, by (digest of its bytes, flag): a pure function of both, kept for the process
-#: (a run asks for each flag once per project, but an editor or a test linting one buffer at a time asks again).
-_SETTINGS: dict[tuple[bytes, str], list[bool | None]] = {}
+#: What a file's code sets, by the digest of its bytes: for each name it gives a value, whether one of those values
+#: may be on (not a false constant); None where the file does not parse (it may set anything).  A pure function of
+#: the bytes, found in one walk for every name and kept for the process: a run asks about many flags, most files
+#: hold several of their words, and an editor or a test linting one buffer at a time asks again.
+_SETTINGS: dict[bytes, "dict[str, bool] | None"] = {}
 _MAX_SETTINGS = 8_192
 
 
@@ -50,25 +52,80 @@ def config_files(root: Path) -> list[Path]:
     return found[:_MAX_CONFIG_FILES]
 
 
-def flag_on(flag: str, python: Iterable[tuple[Path, bytes]], configs: Iterable[Path]) -> bool:
-    """Is ``flag`` on, or may it be, by the project's code (``python``: its files' bytes) and shipped configs?"""
-    word = flag.encode("utf-8")
-    dashed = flag.replace("_", "-").encode("utf-8")  # ``--fold-weight-norm``
-    settings: list[bool | None] = []
-    for path, data in python:
-        if word in data or dashed in data:
-            settings.extend(_kept_settings(path, data, flag))
-    pattern = re.compile(rf"""^\s*(?:-\s+)?["']?{re.escape(flag)}["']?\s*[:=]\s*(?P<value>[^,#\n]*)""", re.MULTILINE)
+#: A word as the index holds it: letters, digits, ``_`` and any non-ASCII byte, joined by ``-`` (``--fold-weight-norm``).
+_WORD = re.compile(rb"[A-Za-z0-9_\x80-\xff]+(?:-[A-Za-z0-9_\x80-\xff]+)*")
+
+
+class ProjectFlags:
+    """What one project's code and shipped configs set its flags to, read once for every flag asked.
+
+    A run asks about every condition a fold sits under (hundreds of names on a large tree), each time of the same
+    project.  Its files' words are indexed once, and a file holding a flag's word is parsed once for every flag
+    (``_kept_settings``): asking is then a lookup, where each flag used to scan every file and parse those holding
+    its word.  A flag is found where it is a whole word (``fold_weight_norm``, or ``fold-weight-norm`` for a
+    command-line option), never inside a longer one.
+    """
+
+    def __init__(self, python: Iterable[tuple[Path, bytes]], configs: Iterable[Path]) -> None:
+        self._python: Iterable[tuple[Path, bytes]] | None = python
+        self._configs: Iterable[Path] | None = configs
+        self._code: dict[bytes, list[tuple[Path, bytes]]] = {}
+        self._shipped: dict[bytes, list[tuple[Path, str]]] = {}
+        self._answers: dict[str, bool] = {}
+
+    def on(self, flag: str) -> bool:
+        """Is ``flag`` on, or may it be?  Off only where every value the project shows for it is a false constant."""
+        found = self._answers.get(flag)
+        if found is None:
+            self._index()
+            found = self._answers[flag] = self._on(flag)
+        return found
+
+    def _index(self) -> None:
+        if self._python is not None:
+            for path, data in self._python:
+                for word in _words(data):
+                    self._code.setdefault(word, []).append((path, data))
+            self._python = None
+        if self._configs is not None:
+            for path, data in _read_configs(self._configs):
+                text = data.decode("utf-8", errors="replace")
+                for word in _words(data):
+                    self._shipped.setdefault(word, []).append((path, text))
+            self._configs = None
+
+    def _on(self, flag: str) -> bool:
+        word = flag.encode("utf-8")
+        dashed = flag.replace("_", "-").encode("utf-8")  # ``--fold-weight-norm``
+        holding = {id(data): (path, data) for path, data in [*self._code.get(word, ()), *self._code.get(dashed, ())]}
+        set_off = False  # some value is shown, and every one so far is a false constant
+        for path, data in holding.values():
+            found = _kept_settings(path, data)
+            if found is None or found.get(flag):
+                return True
+            set_off = set_off or flag in found
+        pattern = re.compile(rf"""^\s*(?:-\s+)?["']?{re.escape(flag)}["']?\s*[:=]\s*(?P<value>[^,#\n]*)""", re.MULTILINE)
+        for _, text in self._shipped.get(word, ()):
+            for match in pattern.finditer(text):
+                if _word(match["value"]) is not False:
+                    return True
+                set_off = True
+        return not set_off
+
+
+def _words(data: bytes) -> set[bytes]:
+    """The whole words of ``data``: each dashed word, and its parts (``a-b`` is also ``a`` minus ``b``)."""
+    words = set(_WORD.findall(data))
+    words.update(part for word in [w for w in words if b"-" in w] for part in word.split(b"-"))
+    return words
+
+
+def _read_configs(configs: Iterable[Path]) -> Iterator[tuple[Path, bytes]]:
     for path in configs:
         try:
-            data = read_regular_file(str(path), DEFAULT_MAX_SOURCE_BYTES)
+            yield path, read_regular_file(str(path), DEFAULT_MAX_SOURCE_BYTES)
         except (OSError, FileRefused) as error:
             logger.debug("%s: not read: %s", path, error)
-            continue
-        if word in data:
-            text = data.decode("utf-8", errors="replace")
-            settings.extend(_word(match["value"]) for match in pattern.finditer(text))
-    return not settings or any(setting is not False for setting in settings)
 
 
 def _word(value: str) -> bool | None:
@@ -79,63 +136,80 @@ def _word(value: str) -> bool | None:
     return True if word in _TRUE_WORDS else None
 
 
-def _kept_settings(path: Path, data: bytes, flag: str) -> list[bool | None]:
-    """``_python_settings``, parsed once per content and flag in this process."""
-    key = (hashlib.blake2b(data, digest_size=16).digest(), flag)
-    found = _SETTINGS.get(key)
-    if found is None:
-        if len(_SETTINGS) >= _MAX_SETTINGS:
-            _SETTINGS.clear()
-        found = _SETTINGS[key] = _python_settings(path, data, flag)
+def _kept_settings(path: Path, data: bytes) -> dict[str, bool] | None:
+    """``_python_settings``, parsed once per content in this process."""
+    key = hashlib.blake2b(data, digest_size=16).digest()
+    if key in _SETTINGS:
+        return _SETTINGS[key]
+    if len(_SETTINGS) >= _MAX_SETTINGS:
+        _SETTINGS.clear()
+    found = _SETTINGS[key] = _python_settings(path, data)
     return found
 
 
-def _python_settings(path: Path, data: bytes, flag: str) -> list[bool | None]:
+def _python_settings(path: Path, data: bytes) -> dict[str, bool] | None:
+    """Every name the file's code gives a value, and whether one of its values may be on (None: unparsable)."""
     try:
         tree = ast.parse(data, str(path))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         logger.debug("%s: not read for configuration flags: %s", path, error)
-        return [None]  # the file may set it: not known
-    found: list[bool | None] = []
+        return None  # the file may set any flag: not known
+    found: dict[str, bool] = {}
     for node in ast.walk(tree):
-        found.extend(_settings_of(node, flag))
+        reader = _READERS.get(type(node))
+        if reader is not None:
+            for name, value in reader(node):  # type: ignore[operator]
+                found[name] = found.get(name, False) or value is not False
     return found
 
 
-def _settings_of(node: ast.AST, flag: str) -> list[bool | None]:
-    """The values ``node`` gives ``flag``: a keyword, a dict entry, an assignment, a default, a ``.get`` default."""
-    if isinstance(node, ast.keyword) and node.arg == flag:
-        return [_value(node.value)]
-    if isinstance(node, ast.Dict):
-        return [_value(v) for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and k.value == flag]
-    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if _named(node.value) == flag or _read_of(node.value) == flag:
-            return []  # ``self.flag = flag``, ``flag = cfg.get("flag")``: handed on, set where it comes from
-        return [_value(node.value) for t in targets if _named(t) == flag]
-    if isinstance(node, ast.arguments):
-        positional = [*node.posonlyargs, *node.args]
-        pairs = [*zip(positional[len(positional) - len(node.defaults):], node.defaults), *zip(node.kwonlyargs, node.kw_defaults)]
-        return [_value(default) for arg, default in pairs if arg.arg == flag and default is not None]
-    if isinstance(node, ast.Call):
-        return _call_settings(node, flag)
-    return []
+Setting = tuple[str, "bool | None"]
 
 
-def _call_settings(node: ast.Call, flag: str) -> list[bool | None]:
+def _keyword(node: ast.keyword) -> list[Setting]:
+    return [(node.arg, _value(node.value))] if node.arg is not None else []
+
+
+def _dict(node: ast.Dict) -> list[Setting]:
+    return [(k.value, _value(v)) for k, v in zip(node.keys, node.values) if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+
+
+def _assignment(node: ast.Assign | ast.AnnAssign) -> list[Setting]:
+    """``flag = value``; ``self.flag = flag`` and ``flag = cfg.get("flag")`` hand it on: it is set where it comes from."""
+    if node.value is None:
+        return []
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    handed = {_named(node.value), _read_of(node.value)}
+    return [(name, _value(node.value)) for t in targets if (name := _named(t)) and name not in handed]
+
+
+def _defaults(node: ast.arguments) -> list[Setting]:
+    positional = [*node.posonlyargs, *node.args]
+    pairs = [*zip(positional[len(positional) - len(node.defaults):], node.defaults), *zip(node.kwonlyargs, node.kw_defaults)]
+    return [(arg.arg, _value(default)) for arg, default in pairs if default is not None]
+
+
+def _call(node: ast.Call) -> list[Setting]:
     """``cfg.get("flag", False)``/``getattr(cfg, "flag", False)``: the default; ``add_argument("--flag")``: not known."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    if name == "add_argument" and any(s.lstrip("-").replace("-", "_") == flag for s in strings):
-        return [None]  # a command-line option: the user may turn it on
+    if name == "add_argument":  # a command-line option: the user may turn it on
+        strings = {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        return [(s.lstrip("-").replace("-", "_"), None) for s in strings]
     at = {"get": 0, "getattr": 1}.get(name)
     if at is None or len(node.args) <= at:
         return []
     key = node.args[at]
-    if not (isinstance(key, ast.Constant) and key.value == flag):
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
         return []
-    return [_value(node.args[at + 1]) if len(node.args) > at + 1 else False if name == "get" else None]
+    return [(key.value, _value(node.args[at + 1]) if len(node.args) > at + 1 else False if name == "get" else None)]
+
+
+#: The nodes that give a name a value, and how each is read.
+_READERS = {
+    ast.keyword: _keyword, ast.Dict: _dict, ast.Assign: _assignment, ast.AnnAssign: _assignment,
+    ast.arguments: _defaults, ast.Call: _call,
+}
 
 
 def _read_of(node: ast.expr) -> str:
