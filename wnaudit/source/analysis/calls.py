@@ -127,27 +127,17 @@ class CallReader:
             self.summary.applies_in_place = True  # a helper of the file norms a module that already exists
 
     def _removal(self, call: CallRecord, spelling: catalogue.Spelling, api: str) -> Removal:
-        if spelling.style is catalogue.Style.MODERN:
-            return Removal(
-                site=call.site,
-                kind="",
-                style=_MODERN,
-                api=api,
-                guard=guard(call.caught, call.ifs, call.function in self.legacy_remover_in, modern=True),
-                missing_tensor_name=call.missing_tensor_name,
-                leave_parametrized_false=call.leave_parametrized_false,
-                star_args=call.star_args,
-                self_attr=call.self_attr,
-                element=call.element,
-                method=call.method,
-                when=call.when,
-            )
+        """The removal with its guard; the tensor-name facts belong to the modern remover only."""
+        modern = spelling.style is catalogue.Style.MODERN
+        other_spelling_nearby = call.function in (self.legacy_remover_in if modern else self.modern_remover_in)
         return Removal(
             site=call.site,
-            kind=spelling.kind.value,
-            style=_LEGACY,
+            kind="" if modern else spelling.kind.value,
+            style=_MODERN if modern else _LEGACY,
             api=api,
-            guard=guard(call.caught, call.ifs, call.function in self.modern_remover_in, modern=False),
+            guard=guard(call.caught, call.ifs, other_spelling_nearby, modern=modern),
+            missing_tensor_name=modern and call.missing_tensor_name,
+            leave_parametrized_false=modern and call.leave_parametrized_false,
             star_args=call.star_args,
             self_attr=call.self_attr,
             element=call.element,
