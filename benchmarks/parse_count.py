@@ -8,7 +8,7 @@ parser, the digest of the source and the wnaudit functions that asked for it.
 
 A parse is put on a tree file by its name or, for a parse given no name (a
 helper's ``ast.parse(text)``), by the digest of the file's whole text.  A file
-parsed in pieces (``analysis.parse_pieces``) counts as parsed once when its
+parsed in pieces (``analysis.pieces.parse_pieces``) counts as parsed once when its
 pieces add up to its length: *parses per file* is the characters parsed under
 that file divided by its characters, so a piece parsed again after a bad cut
 counts for its share.  Reported per ``-j``: files in the tree, files parsed,

@@ -2,7 +2,7 @@
 
 ``apply_parametrization_norm(conv, norm)`` applies weight norm only for
 ``norm == "weight_norm"``; moshi builds every SEANet with ``norm="none"``
-(issue 22).  The constructions are read with ``construction.py``, the reader
+(issue 22).  The constructions are read with ``construction/``, the reader
 WN109 follows; a value the project does not show keeps the finding.
 """
 

@@ -15,7 +15,7 @@ import pytest
 from wnaudit.common.cache import key_of
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
-from wnaudit.source.analysis import CHUNK_CHARS
+from wnaudit.source.analysis.pieces import CHUNK_CHARS
 from wnaudit.source.context import Context
 from wnaudit.source.engine import new_workspace
 from wnaudit.source.pipeline.analyse import summarize

@@ -11,7 +11,8 @@ import ast
 
 import pytest
 
-from wnaudit.source import analysis, engine
+from wnaudit.source import engine
+from wnaudit.source.analysis import pieces as parsing
 
 UNIT = '''\
 import torch.nn as nn
@@ -66,9 +67,9 @@ def _facts(text: str) -> tuple:
 
 def test_pieces_give_the_facts_of_one_parse(monkeypatch):
     text = _source(500)
-    assert len(text) > 4 * analysis.CHUNK_CHARS
+    assert len(text) > 4 * parsing.CHUNK_CHARS
     pieces = _facts(text)
-    monkeypatch.setattr(analysis, "CHUNK_CHARS", len(text) + 1)
+    monkeypatch.setattr(parsing, "CHUNK_CHARS", len(text) + 1)
     whole = _facts(text)
     assert pieces == whole
     assert len(pieces[1]) == 500  # one removal per class, found in every piece
@@ -77,9 +78,9 @@ def test_pieces_give_the_facts_of_one_parse(monkeypatch):
 def test_pieces_are_really_used(monkeypatch):
     seen = []
     original = ast.parse
-    monkeypatch.setattr(analysis.ast, "parse", lambda text, **kw: seen.append(len(text)) or original(text, **kw))
+    monkeypatch.setattr(parsing.ast, "parse", lambda text, **kw: seen.append(len(text)) or original(text, **kw))
     _facts(_source(500))
-    assert len(seen) > 4 and max(seen) < 3 * analysis.CHUNK_CHARS
+    assert len(seen) > 4 and max(seen) < 3 * parsing.CHUNK_CHARS
 
 
 def test_syntax_error_in_a_big_file_is_reported_at_its_line():

@@ -2,7 +2,7 @@
 
 Rules do not walk code.  They read their own file's ``FileSummary`` and ask
 this model three questions, each answered from facts the
-analyse stage keeps (``analysis.py`` with ``construction.py``; ``serving/facts.py``):
+analyse stage keeps (``analysis/`` with ``construction/``; ``serving/facts.py``):
 
 * **What sits where, built how.**  ``value`` follows a construction through
   constant constructor arguments, project helpers and wrappers to what it

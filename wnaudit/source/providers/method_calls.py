@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ...core import catalogue
-from ..analysis import SWALLOWS, walk_try
+from ..analysis.guards import SWALLOWS, walk_try
 from ..ast_visitor import Visitor
 from ..model import Site
 from .base import Provider, Sites

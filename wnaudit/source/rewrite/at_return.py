@@ -18,7 +18,7 @@ from typing import Sequence
 
 import libcst as cst
 
-from ..analysis import deep_recursion
+from ..analysis.pieces import deep_recursion
 from ..model import FileSummary, Site
 from ..rules.base import Candidate, Insertion
 from ..rules.never_folded import fold_statement

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from ..analysis import deep_recursion
+from ..analysis.pieces import deep_recursion
 from .errors import FixError
 from ..model import FileSummary
 from ..rules.base import Candidate

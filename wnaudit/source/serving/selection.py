@@ -9,7 +9,7 @@ module-level dict unpacked with ``**``, or a parameter of the calling
 constructor, followed to that constructor's own callers one level at a time.
 Anything else (a config attribute, ``*args``, the class handed around as a
 value, no construction at all) is unknown, and the application counts, as
-before.  The syntax is read with ``construction.py``, the reader WN109 uses.
+before.  The syntax is read with ``construction/``, the reader WN109 uses.
 
 Everything is read from the project's files on disk, like the rest of the
 serving index, so the answer does not depend on the files of the run.
