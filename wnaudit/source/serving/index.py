@@ -38,10 +38,11 @@ from .ahead import ServingAhead
 from .configs import config_targets
 from .effects import ClassView, FoldSummaries
 from .flags import config_files, flag_on
-from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use, read_serving_facts
+from .facts import READ_ERRORS, Body, ClassFacts, HelperCall, Ref, ServingFacts, Use
 from .entries import module_of
 from .entries import split as split_entry
 from .names import ModuleNames
+from .reader import read_serving_facts
 from .selection import Selection
 from .walk import is_test_file, project_files, skipped
 
