@@ -47,6 +47,7 @@ class FactWalker(Visitor):
         self.skipping: dict[int, str] = {}
         #: What code does with a name or ``self.<name>`` (which parts an inference entry runs).
         self.uses = ModelUsage()
+        self._use, self._escape = self.uses.use, self.uses.escape  # bound once: they run at nearly every node
         #: ids of nodes read as the value of an attribute or called: not an escape.
         self._consumed: set[int] = set()
         self._called: set[int] = set()
@@ -302,7 +303,7 @@ class FactWalker(Visitor):
         func = node.func
         self._consumed.add(id(func))
         self._called.add(id(func))
-        self.uses.use(func, "()", self.frame)
+        self._use(func, "()", self.frame)
         if isinstance(func, ast.Attribute) and is_super(func.value) and self.frame.body is not None:
             self.frame.body.self_members.add(f"{func.attr}()")
         if isinstance(func, ast.Name) and func.id in LOOKERS:
@@ -312,7 +313,7 @@ class FactWalker(Visitor):
             while isinstance(root, ast.Call) and isinstance(root.func, ast.Attribute) and root.func.attr in catalogue.SELF_RETURNING_METHODS:
                 root = root.func.value
             if root is not node:
-                self.uses.escape(root, self.frame)  # ``return model.eval()``, ``net = model.to(device)``: the model goes on elsewhere
+                self._escape(root, self.frame)  # ``return model.eval()``, ``net = model.to(device)``: the model goes on elsewhere
         self.generic_visit(node)
 
     def visit_Expr(self, node: ast.Expr) -> None:
@@ -323,9 +324,9 @@ class FactWalker(Visitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._consumed.add(id(node.value))
         if isinstance(node.ctx, ast.Load):
-            self.uses.use(node.value, f"{node.attr}()" if id(node) in self._called else node.attr, self.frame)
+            self._use(node.value, f"{node.attr}()" if id(node) in self._called else node.attr, self.frame)
             if id(node) not in self._consumed:
-                self.uses.escape(node, self.frame)
+                self._escape(node, self.frame)
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
@@ -333,11 +334,11 @@ class FactWalker(Visitor):
         key = node.slice
         if isinstance(node.ctx, ast.Load) and isinstance(key, ast.Constant) and isinstance(key.value, str):
             self._consumed.add(id(node.value))
-            self.uses.use(node.value, key.value, self.frame)
+            self._use(node.value, key.value, self.frame)
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             (self._main_names if self._in_main else self._other_names).add(node.id)
         if isinstance(node.ctx, ast.Load) and id(node) not in self._consumed:
-            self.uses.escape(node, self.frame)
+            self._escape(node, self.frame)
