@@ -12,7 +12,7 @@ import ast
 
 from ...core import catalogue
 from ..resolve import API_ROOTS
-from .facts import Body, Ref, Use
+from .facts import Body, ClassFacts, Ref, Use
 from .link_refs import RefLookup
 from .walk_frame import Frame
 
@@ -72,11 +72,12 @@ class ClassLinker:
             return ()
         return (("arg", frame.class_qual or "", str(value.id)),)
 
-    def bases(self, exprs: list[ast.expr], frame: Frame) -> tuple[str, ...]:
+    def bases(self, exprs: list[ast.expr], frame: Frame, cls: ClassFacts) -> None:
+        """The qualified names of a class's bases, in order."""
         bases: list[str] = []
         for base in exprs:
             bases.extend(sorted(self.lookup.names(base, frame)))
-        return tuple(bases)
+        cls.bases = tuple(bases)
 
     def entry_type(self, node: ast.Call, func: ast.expr, frame: Frame) -> None:
         """``isinstance(configs["hift"], HiFTGenerator)``: the project's own evidence of what that entry holds."""

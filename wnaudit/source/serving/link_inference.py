@@ -35,8 +35,11 @@ class InferenceLinker:
                 cached = True
         return under, cached
 
-    def under(self, exprs: list[ast.expr], inner: Frame) -> None:
-        """The context expressions of a ``with``, or a function's decorators: an inference context for the body?"""
+    def under(self, exprs: list[ast.expr], inner: Frame, _outer: object = None) -> None:
+        """The context expressions of a ``with``, or a function's decorators: an inference context for the body?
+
+        ``_outer`` is the record's third part (the frame around a ``with``), which the linking does not need.
+        """
         under, cached = self._contexts(exprs, inner)
         if under and not inner.under:
             inner.under = under

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from ..resolve import API_ROOTS, Scope
+from .facts import ClassFacts
 from .link_refs import RefLookup
 from .walk_frame import Frame
 
@@ -21,14 +22,14 @@ class RegistryLinker:
         self.lookup = lookup
         self.facts = lookup.facts
 
-    def decorators(self, exprs: list[ast.expr], frame: Frame) -> tuple[str, ...]:
+    def decorators(self, exprs: list[ast.expr], frame: Frame, cls: ClassFacts) -> None:
         """The project names a class's decorators call: ``@register("hifigan")`` and ``@register`` name ``register``."""
         names: set[str] = set()
         for expr in exprs:
             names |= self.lookup.names(expr.func if isinstance(expr, ast.Call) else expr, frame)
-        return tuple(sorted(n for n in names if n.partition(".")[0] not in API_ROOTS))
+        cls.decorators = tuple(sorted(n for n in names if n.partition(".")[0] not in API_ROOTS))
 
-    def store(self, table: ast.Name, value: ast.expr, frame: Frame) -> None:
+    def store(self, table: ast.Name, frame: Frame, value: ast.expr) -> None:
         """``TABLE[key] = value``: a registrar when a function stores a parameter, an entry at module level."""
         name = self.lookup.table(table, frame)
         if not name:

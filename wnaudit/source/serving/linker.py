@@ -10,9 +10,10 @@ order and releases each record once linked.
 from __future__ import annotations
 
 import ast
+from typing import Any, Callable
 
 from .fact_walker import FactWalker
-from .facts import Body, ClassFacts, ServingFacts
+from .facts import ServingFacts
 from .link_calls import CallLinker
 from .link_classes import ClassLinker
 from .link_inference import InferenceLinker
@@ -32,6 +33,19 @@ class Linker:
         self.registry = RegistryLinker(self.lookup)
         self.inference = InferenceLinker(self.lookup)
         self.calls = CallLinker(self.lookup, self.classes, self.registry, self.inference)
+        #: Each kind of record the walk keeps -> what links one (bound methods of the families, none of this object).
+        self._linkers: dict[str, Callable[[Any, Frame, Any], None]] = {
+            "call": self.calls.call,
+            "with": self.inference.under,
+            "decorators": self.inference.under,
+            "attr": self.classes.attribute,
+            "attr_type": self.classes.attribute_type,
+            "return": self.classes.returned,
+            "bases": self.classes.bases,
+            "annotations": self.classes.annotations,
+            "class_decorators": self.registry.decorators,
+            "store": self.registry.store,
+        }
 
     def run(self) -> ServingFacts:
         """Link the walk's records, each released once linked: the nodes only it holds go then.
@@ -49,30 +63,8 @@ class Linker:
         return self.facts
 
     def _record(self, kind: str, node: "ast.AST | list[ast.expr]", frame: Frame, extra: object) -> None:
-        """Link one record of the walk."""
-        if kind == "call":
-            self.calls.call(node, frame, str(extra or ""))  # type: ignore[arg-type]
-        elif kind in ("with", "decorators"):
-            self.inference.under(node, frame)  # type: ignore[arg-type]
-        elif kind == "attr":
-            self.classes.attribute(node, frame, str(extra))  # type: ignore[arg-type]
-        elif kind == "return":
-            assert isinstance(extra, Body)
-            self.classes.returned(node, frame, extra)  # type: ignore[arg-type]
-        elif kind == "bases":
-            assert isinstance(extra, ClassFacts)
-            extra.bases = self.classes.bases(node, frame)  # type: ignore[arg-type]
-        elif kind == "annotations":
-            assert isinstance(extra, Body)
-            self.classes.annotations(node, frame, extra)  # type: ignore[arg-type]
-        elif kind == "class_decorators":
-            assert isinstance(extra, ClassFacts)
-            extra.decorators = self.registry.decorators(node, frame)  # type: ignore[arg-type]
-        elif kind == "store":
-            assert isinstance(extra, ast.expr)
-            self.registry.store(node, extra, frame)  # type: ignore[arg-type]
-        elif kind == "attr_type":
-            self.classes.attribute_type(node, frame, str(extra))  # type: ignore[arg-type]
+        """Link one record of the walk: its node (or nodes), the frame it was met in, and its extra part."""
+        self._linkers[kind](node, frame, extra)
 
     def _exports(self) -> None:
         """Module-level names bound to something else than the file's own definitions (re-exports)."""
