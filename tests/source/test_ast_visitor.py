@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from wnaudit.source.ast_visitor import Visitor, _plan
-from wnaudit.source.serving.facts import shift_lines
+from wnaudit.source.serving.slim_trees import shift_lines
 
 REPO = Path(__file__).parents[2]
 #: Constructs the real sources may lack: match, star handlers, globals, dict unpacking, walrus, async, f-strings.

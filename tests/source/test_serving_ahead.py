@@ -153,15 +153,15 @@ def test_a_heap_the_process_froze_itself_stays_frozen(tmp_path: Path) -> None:
 def test_no_collection_walks_a_serving_files_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     paths = _package(tmp_path)
     enabled: list[bool] = []
-    from wnaudit.source.serving import facts
+    from wnaudit.source.serving import reader
 
-    real = facts.serving_facts
+    real = reader.serving_facts
 
     def observed(pieces: object, module: str, is_package: bool) -> object:
         enabled.append(gc.isenabled())
         return real(pieces, module, is_package)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(facts, "serving_facts", observed)
+    monkeypatch.setattr(reader, "serving_facts", observed)
     assert _index(tmp_path, None).facts(paths[0].parent / "serve.py") is not None
     assert enabled == [False] and gc.isenabled()
 

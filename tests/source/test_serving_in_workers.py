@@ -18,7 +18,7 @@ from wnaudit.source.pipeline.analyse import summarize_serving
 from wnaudit.source.project import Project
 from wnaudit.source.reading import SourceError
 from wnaudit.source.serving import file_facts
-from wnaudit.source.serving.facts import ServingReader
+from wnaudit.source.serving.reader import ServingReader
 from wnaudit.source.serving.index import ServingIndex
 
 SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    model.eval()\n    return model\n"

@@ -13,7 +13,11 @@ import ast
 import copy
 import weakref
 
-from wnaudit.source.serving import facts
+from wnaudit.source.serving.fact_walker import FactWalker
+from wnaudit.source.serving.link_calls import CallLinker
+from wnaudit.source.serving.linker import Linker
+from wnaudit.source.serving.reader import serving_facts
+from wnaudit.source.serving.slim_trees import shift_lines
 
 SOURCE = """\
 class Model(nn.Module):
@@ -31,7 +35,7 @@ def serve(model):
 def test_shifted_lines_are_those_of_increment_lineno_and_shared_per_line():
     tree = ast.parse(SOURCE)
     expected = ast.increment_lineno(copy.deepcopy(tree), 10_000)
-    facts.shift_lines(tree, 10_000)
+    shift_lines(tree, 10_000)
     assert ast.dump(tree, include_attributes=True) == ast.dump(expected, include_attributes=True)
     call = tree.body[1].body[2].value  # remove_weight_norm(model.dec), line 10_009
     assert isinstance(call, ast.Call)
@@ -42,7 +46,7 @@ def test_shifted_lines_are_those_of_increment_lineno_and_shared_per_line():
 def test_kept_nodes_lose_their_end_positions():
     tree = ast.parse(SOURCE)
     call = tree.body[1].body[2].value
-    facts.serving_facts([(0, tree)], "m", False)
+    serving_facts([(0, tree)], "m", False)
     for node in ast.walk(call):
         if node._attributes:
             assert "end_lineno" not in vars(node) and "end_col_offset" not in vars(node), ast.dump(node)
@@ -52,29 +56,29 @@ def test_kept_nodes_lose_their_end_positions():
 def test_slimmed_facts_are_the_facts_of_the_whole_tree():
     """Slimming and the shared numbers change nothing the facts say (pieces with an offset)."""
     pieces = [(0, ast.parse(SOURCE)), (9, ast.parse(SOURCE.replace("Model", "Other")))]
-    slim = facts.serving_facts(pieces, "m", False)
-    walker = facts._Walker("m", False)
+    slim = serving_facts(pieces, "m", False)
+    walker = FactWalker("m", False)
     for offset, tree in [(0, ast.parse(SOURCE)), (9, ast.increment_lineno(ast.parse(SOURCE.replace("Model", "Other")), 9))]:
         walker.walk(tree)
     walker.note_smoke_tests()
-    assert slim == facts._Linker(walker).run()
+    assert slim == Linker(walker).run()
 
 
 def test_the_linker_releases_each_record_once_linked(monkeypatch):
     tree = ast.parse(SOURCE)
     calls = [node for node in ast.walk(tree.body[1]) if isinstance(node, ast.Call)]
-    walker = facts._Walker("m", False)
+    walker = FactWalker("m", False)
     walker.walk(tree)
     refs = [weakref.ref(node) for node in calls]
     del tree, calls
     alive_when_linked: list[int] = []
-    original = facts._Linker._call
+    original = CallLinker.call
 
     def counting(self, node, frame, guard=""):
         alive_when_linked.append(sum(ref() is not None for ref in refs))
         return original(self, node, frame, guard)
 
-    monkeypatch.setattr(facts._Linker, "_call", counting)
-    facts._Linker(walker).run()
+    monkeypatch.setattr(CallLinker, "call", counting)
+    Linker(walker).run()
     assert alive_when_linked[0] == len(refs) and alive_when_linked[-1] == 1  # the last call is the only one left
     assert all(ref() is None for ref in refs) and walker.pending == []

@@ -451,7 +451,7 @@ def test_the_serving_walk_lets_each_statement_go_before_the_facts_are_linked(mon
     import gc
     import weakref
 
-    from wnaudit.source.serving import facts
+    from wnaudit.source.serving import linker, reader
 
     source = textwrap.dedent(
         """
@@ -482,15 +482,15 @@ def test_the_serving_walk_lets_each_statement_go_before_the_facts_are_linked(mon
         yield 0, tree
 
     alive: list[str] = []
-    link = facts._Linker.run
+    link = linker.Linker.run
 
     def checked_link(self):
         gc.collect()
         alive.extend(type(node).__name__ for node in (ref() for ref in statements) if node is not None)
         return link(self)
 
-    monkeypatch.setattr(facts._Linker, "run", checked_link)
-    found = facts.serving_facts(pieces(), "pkg.model", False)
+    monkeypatch.setattr(linker.Linker, "run", checked_link)
+    found = reader.serving_facts(pieces(), "pkg.model", False)
     assert len(statements) > 8
     assert alive == []
     assert found.classes["pkg.model.Block"].bases == ("torch.nn.Module",)

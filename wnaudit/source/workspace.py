@@ -33,8 +33,9 @@ from .resolve import API_ROOTS
 from .serving import facts_cache
 from .serving.ahead import ServingAhead
 from .serving.configs import config_targets, plain_targets
-from .serving.facts import ServingFacts, ServingReader, read_serving_facts
+from .serving.facts import ServingFacts
 from .serving.kept_trees import KeptTrees, PieceTrees, reading_both
+from .serving.reader import ServingReader, read_serving_facts
 from .serving.walk import project_files
 from .summary_cache import SummaryCache
 from .syntax_cache import SyntaxCache, digest_of

@@ -16,8 +16,9 @@ from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError, decode
 from ..rules import declared_providers
-from ..serving.facts import ServingFacts, ServingReader
+from ..serving.facts import ServingFacts
 from ..serving.kept_trees import PieceTrees, reading_both
+from ..serving.reader import ServingReader
 
 
 def syntax_message(error: SyntaxError) -> str:

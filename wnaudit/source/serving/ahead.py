@@ -18,7 +18,8 @@ import logging
 from collections.abc import Callable
 
 from ..model import FileSummary
-from .facts import READ_ERRORS, ServingFacts, read_serving_facts
+from .facts import READ_ERRORS, ServingFacts
+from .reader import read_serving_facts
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,8 @@ from ..summary_cache import SummaryCache
 from ..syntax_cache import digest_of
 from . import facts_cache
 from .ahead import ServingAhead
-from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts, read_serving_facts
+from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts
+from .reader import read_serving_facts
 from .flags import ProjectFlags, config_files
 from .pools import ProjectPools
 from .units import Key

@@ -21,7 +21,9 @@ from collections.abc import Callable
 
 from ...core import catalogue
 from ..model import FileSummary
-from .facts import ServingFacts, ServingReader, shift_lines
+from .facts import ServingFacts
+from .reader import ServingReader
+from .slim_trees import shift_lines
 
 #: Source characters whose trees are kept at most, over the run (a few hundred model files).
 KEPT_CHARS = 2 << 20
