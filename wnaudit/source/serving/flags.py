@@ -21,6 +21,7 @@ from typing import Iterable, Iterator
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
+from ..ast_visitor import Visitor
 from .walk import MAX_PROJECT_FILES, skipped
 
 logger = logging.getLogger(__name__)
@@ -154,13 +155,39 @@ def _python_settings(path: Path, data: bytes) -> dict[str, bool] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         logger.debug("%s: not read for configuration flags: %s", path, error)
         return None  # the file may set any flag: not known
-    found: dict[str, bool] = {}
-    for node in ast.walk(tree):
-        reader = _READERS.get(type(node))
-        if reader is not None:
-            for name, value in reader(node):  # type: ignore[operator]
-                found[name] = found.get(name, False) or value is not False
-    return found
+    settings = _Settings()
+    settings.visit(tree)
+    return settings.found
+
+
+class _Settings(Visitor):
+    """One walk of a file's tree: every name given a value, and whether one of its values may be on."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, bool] = {}
+
+    def _note(self, settings: list[Setting], node: ast.AST) -> None:
+        found = self.found
+        for name, value in settings:
+            found[name] = found.get(name, False) or value is not False
+        self.generic_visit(node)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        self._note(_keyword(node), node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        self._note(_dict(node), node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._note(_assignment(node), node)
+
+    visit_AnnAssign = visit_Assign  # type: ignore[assignment]
+
+    def visit_arguments(self, node: ast.arguments) -> None:
+        self._note(_defaults(node), node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._note(_call(node), node)
 
 
 Setting = tuple[str, "bool | None"]
@@ -203,13 +230,6 @@ def _call(node: ast.Call) -> list[Setting]:
     if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
         return []
     return [(key.value, _value(node.args[at + 1]) if len(node.args) > at + 1 else False if name == "get" else None)]
-
-
-#: The nodes that give a name a value, and how each is read.
-_READERS = {
-    ast.keyword: _keyword, ast.Dict: _dict, ast.Assign: _assignment, ast.AnnAssign: _assignment,
-    ast.arguments: _defaults, ast.Call: _call,
-}
 
 
 def _read_of(node: ast.expr) -> str:
