@@ -70,3 +70,16 @@ def test_a_flag_is_a_whole_word_and_a_command_line_option_is_found_dashed(tmp_pa
     assert project.on("use_norm") is False  # set off by the shipped config
     assert project.on("never_set") is True  # not shown: on
     assert "users.py" not in parsed
+
+
+def test_a_file_read_for_the_serving_path_is_not_parsed_again_for_its_flags(tmp_path: Path, parsed: list[str]) -> None:
+    from wnaudit.source.serving.reader import read_serving_facts
+
+    read = read_serving_facts(OFF, str(tmp_path / "cfg.py"), "cfg", False)
+    assert read.settings == {"fold_weight_norm": False, "causal": False}  # from the serving walk's own parse
+    known = {"cfg.py": read.settings}
+    code = [(tmp_path / "cfg.py", OFF), (tmp_path / "run.py", b"run(causal=True)\n")]
+    project = flags.ProjectFlags(code, [], lambda path, data: known.get(path.name, flags.NOT_KNOWN))
+    assert project.on("fold_weight_norm") is False
+    assert project.on("causal") is True
+    assert parsed == ["run.py"]  # cfg.py's settings came with its serving facts

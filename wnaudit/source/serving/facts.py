@@ -187,6 +187,10 @@ class ServingFacts:
     folding_scopes: set[int] = field(default_factory=set)
     #: The same for folds by the legacy weight-norm remover alone: taken as folded only for the legacy spelling.
     legacy_folding_scopes: set[int] = field(default_factory=set)
+    #: Every name the file's code gives a value (a keyword, a dict key, an assignment, a default, a ``.get``
+    #: default, a command-line option), and whether one of those values may be on: what ``flags.py`` asks of the
+    #: project's files, read from the same parse.
+    settings: dict[str, bool] = field(default_factory=dict)
     #: Line ranges of the module's own ``if __name__ == "__main__":`` blocks (their first and last lines).
     main_lines: list[tuple[int, int]] = field(default_factory=list)
     #: Module-level functions the module names only inside those blocks: short name -> their function numbers.

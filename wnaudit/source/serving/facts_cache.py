@@ -29,8 +29,8 @@ def _facts(value: Any) -> ServingFacts:
 #: names of training functions; 7: registries: class decorators, registrars, table entries, registrations by call; 8: training functions kept
 #: once, by scope with their names; 9: functions that save checkpoints; 10: legacy, partial and returned-at folds and sites; 11: a fold of a member recorded as that member; 12: choices bound to local names, dict entries,
 #: isinstance and annotation evidence; 13: folds under a configuration flag; 14: a fold's ``exclude=`` as a partial
-#: fold).
-_VERSION = 14
+#: fold; 15: the names the code gives a value, for the configuration flags).
+_VERSION = 15
 SERVING_FACTS = Kind("serving", sharded=False, check=_facts)
 
 

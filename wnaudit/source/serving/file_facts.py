@@ -22,7 +22,7 @@ from . import facts_cache
 from .ahead import ServingAhead
 from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts
 from .reader import read_serving_facts
-from .flags import ProjectFlags, config_files
+from .flags import NOT_KNOWN, ProjectFlags, config_files
 from .pools import ProjectPools
 from .units import Key
 
@@ -161,8 +161,20 @@ class FileFacts:
         flags = self._flags.get(pool.root)
         if flags is None:
             python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
-            flags = self._flags[pool.root] = ProjectFlags(python, config_files(pool.root))
+            flags = self._flags[pool.root] = ProjectFlags(python, config_files(pool.root), self._known_settings)
         return flags.on(flag)
+
+    def _known_settings(self, path: Path, data: bytes) -> dict[str, bool] | None:
+        """What the file's code sets (``flags.py``), from facts this run has read or kept: ``flags.NOT_KNOWN`` else.
+
+        A file the index has read, or the workers or an earlier run, is not parsed again for its flags.
+        """
+        if path in self._facts:
+            found = self._unflagged.get(path, self._facts[path])
+            if found is not None or path in self.failures:
+                return found.settings if found is not None else None
+        found = self._kept(self._key(path, data))
+        return found.settings if found is not None else NOT_KNOWN
 
     def _parse(self, path: Path, data: bytes) -> ServingFacts:
         location = self._project.locate(path)

@@ -17,7 +17,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
@@ -53,6 +53,11 @@ def config_files(root: Path) -> list[Path]:
     return found[:_MAX_CONFIG_FILES]
 
 
+#: What ``KnownSettings`` answers for a file whose serving facts are not read yet (its settings are parsed here).
+NOT_KNOWN: dict[str, bool] = {}
+#: A file's settings where its serving facts are known: ``ServingFacts.settings``, None where it does not parse,
+#: else ``NOT_KNOWN`` (the very object).
+KnownSettings = Callable[[Path, bytes], "dict[str, bool] | None"]
 #: A word as the index holds it: letters, digits, ``_`` and any non-ASCII byte, joined by ``-`` (``--fold-weight-norm``).
 _WORD = re.compile(rb"[A-Za-z0-9_\x80-\xff]+(?:-[A-Za-z0-9_\x80-\xff]+)*")
 
@@ -67,8 +72,12 @@ class ProjectFlags:
     command-line option), never inside a longer one.
     """
 
-    def __init__(self, python: Iterable[tuple[Path, bytes]], configs: Iterable[Path]) -> None:
+    def __init__(
+        self, python: Iterable[tuple[Path, bytes]], configs: Iterable[Path], known: "KnownSettings | None" = None,
+    ) -> None:
         self._python: Iterable[tuple[Path, bytes]] | None = python
+        #: The settings of files already read for the serving path (``ServingFacts.settings``): no second parse.
+        self._known = known
         self._configs: Iterable[Path] | None = configs
         self._code: dict[bytes, list[tuple[Path, bytes]]] = {}
         self._shipped: dict[bytes, list[tuple[Path, str]]] = {}
@@ -101,7 +110,8 @@ class ProjectFlags:
         holding = {id(data): (path, data) for path, data in [*self._code.get(word, ()), *self._code.get(dashed, ())]}
         set_off = False  # some value is shown, and every one so far is a false constant
         for path, data in holding.values():
-            found = _kept_settings(path, data)
+            known = self._known(path, data) if self._known is not None else NOT_KNOWN
+            found = _kept_settings(path, data) if known is NOT_KNOWN else known
             if found is None or found.get(flag):
                 return True
             set_off = set_off or flag in found
@@ -155,13 +165,17 @@ def _python_settings(path: Path, data: bytes) -> dict[str, bool] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         logger.debug("%s: not read for configuration flags: %s", path, error)
         return None  # the file may set any flag: not known
-    settings = _Settings()
+    settings = Settings()
     settings.visit(tree)
     return settings.found
 
 
-class _Settings(Visitor):
-    """One walk of a file's tree: every name given a value, and whether one of its values may be on."""
+class Settings(Visitor):
+    """Every name a file's trees give a value, and whether one of its values may be on (``visit`` each piece).
+
+    The serving walk's reader runs it on the pieces the analysis parsed (``ServingFacts.settings``), so a file
+    read for the serving path is not parsed again for its flags.
+    """
 
     def __init__(self) -> None:
         self.found: dict[str, bool] = {}

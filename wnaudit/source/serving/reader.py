@@ -14,6 +14,7 @@ from ...common.gc_pause import cyclic_gc_paused
 from ..analysis import deep_recursion, parse_pieces
 from ..reading import decode
 from .fact_walker import FactWalker
+from .flags import Settings
 from .facts import READ_ERRORS, ServingFacts
 from .linker import Linker
 from .slim_trees import shift_lines, slim_nodes
@@ -41,6 +42,7 @@ class ServingReader:
 
     def __init__(self, module: str, is_package: bool) -> None:
         self._walker = FactWalker(module, is_package)
+        self._settings = Settings()
         self._error: BaseException | None = None
 
     def feed(self, offset: int, tree: ast.Module) -> None:
@@ -49,6 +51,7 @@ class ServingReader:
             return
         walker = self._walker
         try:
+            self._settings.visit(tree)
             if offset:
                 shift_lines(tree, offset)
             kept = len(walker.pending)
@@ -62,7 +65,9 @@ class ServingReader:
         if self._error is not None:
             raise self._error
         self._walker.note_smoke_tests()
-        return Linker(self._walker).run()
+        found = Linker(self._walker).run()
+        found.settings = self._settings.found
+        return found
 
     def facts(self) -> ServingFacts | None:
         """``finish``, None when the walk failed (whoever reads the facts later reads the file again, and reports why)."""
