@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, same_stat, stat_key, take_stamp
+from ..common.cache import Kind, Stamp, StatKey, digest_of, is_stat_key, key_of, same_stat, stat_key, take_stamp
 
 from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
@@ -52,8 +52,8 @@ from .project import kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
 from .serving.walk import project_file_names
-from .summary_cache import SummaryCache
-from .syntax_cache import digest_of
+from .facts.kinds import SERVED
+from .facts.store import FactStore
 
 logger = logging.getLogger(__name__)
 
@@ -406,8 +406,8 @@ class DerivedAnswers:
     names of the files it read as they were.
     """
 
-    def __init__(self, cache: SummaryCache | None, key: str) -> None:
-        self._cache = cache
+    def __init__(self, store: FactStore | None, key: str) -> None:
+        self._store = store
         self._key = key
         #: Observations the reused answers rest on (checked); this run's own are added at ``save``.
         self.observed = Observations()
@@ -428,7 +428,7 @@ class DerivedAnswers:
 
     @classmethod
     def open(
-        cls, cache: SummaryCache | None, roots: Iterable[Path], scope: Iterable[str] = (), settings: Iterable[str] = (),
+        cls, store: FactStore | None, roots: Iterable[Path], scope: Iterable[str] = (), settings: Iterable[str] = (),
     ) -> "DerivedAnswers":
         """The record for these source roots (and ``scope``), checked against the disk (empty when absent, damaged or stale).
 
@@ -437,9 +437,11 @@ class DerivedAnswers:
         ``settings``: the configuration the answers depend on (excludes, declared serving entries).
         """
         key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope), list(settings))
-        answers = cls(cache, key)
-        if cache is not None:
-            answers._load(cache.store.get(RECORDS, key))
+        answers = cls(store, key)
+        if store is not None and store.disk is not None:
+            answers._load(store.disk.get(RECORDS, key))
+        if store is not None:
+            store.keep_in(SERVED, answers.served)  # WN110's verdicts are asked of the store, kept in this record
         return answers
 
     def _load(self, record: "_Record | None") -> None:
@@ -490,7 +492,7 @@ class DerivedAnswers:
         observed.drop_implied()
         self.observed = observed
         stats = self._stat_keys(observed)
-        if self._cache is None or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
+        if self._store is None or self._store.disk is None or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
             return
         document = {
             "stats": stats,
@@ -501,4 +503,4 @@ class DerivedAnswers:
             "aliases": {k: {name: sorted(apis) for name, apis in v.items()} for k, v in self.aliases.items()},
             "served": {k: None if v is None else list(v) for k, v in self.served.items()},
         }
-        self._cache.store.put(RECORDS, self._key, document)
+        self._store.disk.put(RECORDS, self._key, document)

@@ -39,7 +39,7 @@ from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
 from .serving.fold_point import no_fold_point
-from .syntax_cache import digest_of
+from ..common.cache import digest_of
 
 if TYPE_CHECKING:
     from .serving.index import Served, ServingIndex
