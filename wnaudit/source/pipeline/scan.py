@@ -23,8 +23,7 @@ from ..project import Location
 from ..reading import SourceError
 from ..serving.ahead import ServingAhead
 from ..serving.kept_trees import PieceTrees
-from ...common.cache import digest_of
-from ..facts.kinds import CONTENT, SUMMARY, SYNTAX, SYNTAX_ERROR_PREFIX, Blob, SummaryOf
+from ..facts.kinds import CONTENT, SUMMARY, SYNTAX, SYNTAX_ERROR_PREFIX, Blob, SummaryOf, digest_of
 from ..workspace import Workspace
 from .analyse import facts_and_analysis, summarize_at, summarize_serving
 from .prefilter import Scanned, Task, prefilter
