@@ -109,12 +109,14 @@ def test_an_invalid_summary_on_disk_is_recomputed_by_the_run(cache_dir: Path, st
     cold = _answer(SERVING)
     summaries = files_of(cache_dir, "summary")
     assert summaries
-    for entry in summaries:
-        forge(entry, {key: {"units": "not a summary"} for key in entries_of(entry)})
+    forged = {entry: {key: {"units": "not a summary"} for key in entries_of(entry)} for entry in summaries}
+    for entry, hostile in forged.items():
+        forge(entry, hostile)
     stores.clear()
     assert _answer(SERVING) == cold
     (store,) = [s for s in stores if s.persistent]
-    assert store.computes["summary"] > 0 and store.hits["summary"] == 0
+    assert store.misses["summary"] > 0 and store.hits["summary"] == 0  # none believed: the files were analysed again
+    assert any(entries_of(entry) != hostile for entry, hostile in forged.items())  # those asked for are rewritten
 
 
 #: What a stage or rule must never import: the disk layer and the caches the store replaced.
