@@ -9,8 +9,8 @@ disk layer itself.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -18,7 +18,7 @@ from tests.source.cache_files import entries_of, files_of, forge
 from tests.source.test_derived_cache import _answer
 from wnaudit.common.cache import CacheStore
 from wnaudit.source.content import facts_of
-from wnaudit.source.facts.kinds import CONTENT, SUMMARY, Blob
+from wnaudit.source.facts.kinds import CONTENT, Blob
 from wnaudit.source.facts.store import FactKind, FactStore
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..common.cache import digest_of
 from .analysis import Aliases, PieceReader

@@ -13,7 +13,15 @@ from pathlib import Path
 
 from . import notebook
 from .content import ContentFacts
-from .derived_cache import DerivedAnswers, Observations, Stamp, content_digest, facts_key, read_source_file, stamp
+from .derived_cache import (
+    DerivedAnswers,
+    Observations,
+    Stamp,
+    content_digest,
+    facts_key,
+    read_source_file,
+    stamp,
+)
 from .facts.kinds import CONTENT, Blob
 from .facts.store import FactStore
 from .project import Project

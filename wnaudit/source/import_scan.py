@@ -13,16 +13,23 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from ..common.cache import digest_of
 from .content import ContentFacts, defined_names
 from .derived_cache import DerivedAnswers, definitions_key
 from .file_reads import FileReads
 from .model import FileSummary
-from .project import ImportBinding, Project, RawImport, package_of, relative_base, statement_bindings
+from .project import (
+    ImportBinding,
+    Project,
+    RawImport,
+    package_of,
+    relative_base,
+    statement_bindings,
+)
 from .reachability import Key, Reachable
 from .resolve import API_ROOTS
 

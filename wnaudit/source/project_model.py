@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from ..core.catalogue import Kind, Style
 from . import notebook
-from .derived_cache import Verdict
+from .facts.kinds import Verdict
 from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError

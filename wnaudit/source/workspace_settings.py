@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 
 def _nothing_excluded(path: Path) -> bool:
@@ -30,4 +30,3 @@ class WorkspaceSettings:
     config_root: Path = field(default_factory=Path.cwd)
     #: Whether WN110 runs for a file (by its path): then its analysis also reads its serving facts.
     serving_on: Callable[[str], bool] = _wn110_off
-

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ...common.cache import Kind, digest_of, key_of
 from ...common.plain_json import PlainCodec
@@ -30,12 +30,9 @@ from ..serving import facts as serving_facts
 from ..serving.facts import ServingFacts
 from .store import FactKind
 
-if TYPE_CHECKING:
-    from ..derived_cache import Verdict
-
 __all__ = [
     "CONTENT", "OK", "SERVED", "SERVING", "SUMMARY", "SYNTAX", "SYNTAX_ERROR_PREFIX", "Blob", "ServedAt", "ServingOf",
-    "SummaryOf", "data_classes", "digest_of",
+    "SummaryOf", "Verdict", "data_classes", "digest_of",
 ]
 
 
@@ -169,6 +166,31 @@ SERVING: FactKind[ServingOf, ServingFacts] = FactKind(
 
 
 # -- WN110's verdicts -------------------------------------------------------------------
+class Verdict(NamedTuple):
+    """WN110's answer for one application: where the model is served unfolded (all a finding needs)."""
+
+    file: str  # the serving file
+    line: int
+    what: str  # the inference site as the message quotes it
+    target: str  # the model as written there
+    kind: str  # "mode", "capture" or "call" (``serving.facts.Use.kind``)
+    uncalled: str  # ``Class.method`` of a removal method nothing calls ("": none)
+    where: str  # the inference site as the message names it (``path:line`` relative to the project; ``path:cell N:line``)
+    why: str = ""  # why a candidate fold does not count (``index.Served.why``)
+    method: str = ""  # a removal method of the served model that folds all of it, for the fix ("": none)
+    imported: bool = False  # the serving file's project already imports wnaudit (outside its tests)
+    #: Why the fix has no safe point for the fold ("": it has; ``serving/fold_point.py``), kept so a warm run never
+    #: parses the serving file: it rests on that file's bytes, a ``serving_reads`` observation like the verdict.
+    no_fold: str = ""
+    #: Further inference sites no fold covers, each a verdict's fields without ``others``: every site
+    #: the rule knows of is folded by the fix or reported.
+    others: tuple[tuple[Any, ...], ...] = ()
+
+    def all_sites(self) -> list[Verdict]:
+        """This verdict and one per further site (as stored: tuples, or lists once read back from JSON)."""
+        return [self._replace(others=()), *(Verdict(*other[:11]) for other in self.others)]
+
+
 class ServedAt(NamedTuple):
     """One application WN110 asks about: the file, the unit and the line of the call."""
 
@@ -182,4 +204,4 @@ def _served_key(at: ServedAt) -> str:
 
 
 #: No disk kind of its own: the record of derived answers keeps these (``FactStore.keep_in``).
-SERVED: FactKind[ServedAt, "Verdict | None"] = FactKind("served", _served_key)
+SERVED: FactKind[ServedAt, Verdict | None] = FactKind("served", _served_key)

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..derived_cache import Verdict
-from ..facts.kinds import SERVED, ServedAt
+from ..facts.kinds import SERVED, ServedAt, Verdict
 from ..model import FileSummary
 from . import _selection_examples as selection
 from .base import LOCAL_FOLD, LOCAL_FOLD_TEXT, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Site, Valid
