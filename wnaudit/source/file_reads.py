@@ -61,6 +61,12 @@ class FileReads:
         """Whether the run reads a caller's content for ``path`` (then no kept answer rests on it)."""
         return path in self._bytes
 
+    def kept_serving_read(self, path: str) -> str | None:
+        """The digest of the bytes of ``path`` an earlier run's WN110 read, when its kept answers stand (else None)."""
+        if self.derived is None or not self.facts.persistent:
+            return None
+        return self.derived.observed.serving_reads.get(path)
+
     def read(self, path: Path) -> tuple[bytes, ContentFacts] | None:
         """The digest and facts of the bytes ``content`` read of the file (None: not read, or unreadable)."""
         return self._contents.get(path)

@@ -165,7 +165,7 @@ def serving_syntax_errors(context: Context, unparsed: dict[str, str], workspace:
 
     ``unparsed``: resolved path -> path as given, of the run's files that were
     not analysed.  When WN110's answers were kept from an earlier run, its
-    serving files were not read again: the syntax cache holds the verdict
+    serving files were not read again: the fact store holds the verdict
     that run found for the bytes it read (the same bytes, or the kept
     answers would not stand).
     """
@@ -179,9 +179,8 @@ def serving_syntax_errors(context: Context, unparsed: dict[str, str], workspace:
         data = workspace.reads.source_bytes(path)
         if data is not None and isinstance(error, SyntaxError):
             facts.put(SYNTAX, Blob.of(data), out[given])
-    kept = workspace.derived.observed.serving_reads if workspace.derived is not None and facts.persistent else {}
     for resolved, given in unparsed.items():
-        digest = kept.get(resolved)
+        digest = workspace.reads.kept_serving_read(resolved)
         if given in out or digest is None:
             continue
         verdict = facts.known(SYNTAX, Blob(bytes.fromhex(digest)))
