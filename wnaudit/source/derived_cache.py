@@ -53,7 +53,7 @@ from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
 from .serving.walk import project_file_names
 from .facts.kinds import SERVED, Verdict
-from .facts.store import FactStore
+from .facts.store import FactKind, FactStore
 
 logger = logging.getLogger(__name__)
 
@@ -371,6 +371,14 @@ SMALL_RUN = 32
 RECORDS = Kind("derived", sharded=False, check=_parse_record)
 
 
+def _record_key(key: str) -> str:
+    return key
+
+
+#: The record as a kind of the fact store: asked by its key (``DerivedAnswers.open``), never remembered apart from it.
+RECORD: FactKind[str, Any] = FactKind("derived", _record_key, RECORDS, remember=False)
+
+
 class DerivedAnswers:
     """The import scan's and WN110's answers of earlier runs, valid for this one (see the module docstring).
 
@@ -413,8 +421,8 @@ class DerivedAnswers:
         """
         key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope), list(settings))
         answers = cls(store, key)
-        if store is not None and store.disk is not None:
-            answers._load(store.disk.get(RECORDS, key))
+        if store is not None:
+            answers._load(store.known(RECORD, key))
         if store is not None:
             store.keep_in(SERVED, answers.served)  # WN110's verdicts are asked of the store, kept in this record
         return answers
@@ -467,7 +475,7 @@ class DerivedAnswers:
         observed.drop_implied()
         self.observed = observed
         stats = self._stat_keys(observed)
-        if self._store is None or self._store.disk is None or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
+        if self._store is None or not self._store.persistent or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
             return
         document = {
             "stats": stats,
@@ -478,4 +486,4 @@ class DerivedAnswers:
             "aliases": {k: {name: sorted(apis) for name, apis in v.items()} for k, v in self.aliases.items()},
             "served": {k: None if v is None else list(v) for k, v in self.served.items()},
         }
-        self._store.disk.put(RECORDS, self._key, document)
+        self._store.put(RECORD, self._key, document)
