@@ -159,3 +159,14 @@ def test_the_import_scan_sees_relative_imports() -> None:
     path = REPO / "wnaudit" / "source" / "pipeline" / "scan.py"
     assert "wnaudit.common.gc_pause" in set(_imported(path))
     assert "wnaudit.source.facts.kinds" in set(_imported(path))
+
+
+def test_only_the_store_opens_its_disk_layer() -> None:
+    """Every module of the source entrance asks the store; none but ``facts/store.py`` touches ``FactStore.disk``."""
+    source = REPO / "wnaudit" / "source"
+    for path in sorted(source.rglob("*.py")):
+        if path == source / "facts" / "store.py":
+            continue
+        tree = ast.parse(path.read_text())
+        disk = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "disk"]
+        assert not disk, f"{path.relative_to(REPO)}:{disk[0]} opens the store's disk layer"
