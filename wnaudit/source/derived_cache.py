@@ -27,8 +27,9 @@ that no longer matches the disk; the next check then fails and the record is
 rebuilt.
 
 The record is one JSON entry per set of source roots, the ``derived`` kind of
-the one cache (``common/cache.py``: versioned by wnaudit's code and the Python
-version, replaced whole, bounded with every other kind); a damaged one is
+the fact store (``RECORD``; on disk in ``common/cache.py``: versioned by wnaudit's
+code and the Python version, replaced whole, bounded with every other kind), and
+WN110's verdicts in it are the store's ``SERVED`` facts (``facts/kinds.py``); a damaged one is
 ignored, and a well-formed one is believed only after every observation holds.
 """
 
