@@ -56,7 +56,7 @@ from pathlib import Path
 from wnaudit.cli.discovery import discover
 from wnaudit.common.config import Config
 from wnaudit.source.content import facts_of
-from wnaudit.source.syntax_cache import digest_of
+from wnaudit.common.cache import digest_of
 
 
 def run_arm(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:

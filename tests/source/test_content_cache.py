@@ -22,15 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.source.cache_files import entries_of, files_of, forge
-from tests.source.test_derived_cache import _counting
 from tests.source.test_source_invariance import _write_tree, module_spec
 from wnaudit.common import cache as store
 from wnaudit.common.options import RunOptions
 from wnaudit.source import content, engine, project
 from wnaudit.source.content import ContentFacts, facts_of
 from wnaudit.source.project import Project, RawImport, bindings_of, raw_imports
-from wnaudit.source.summary_cache import SummaryCache
-from wnaudit.source.syntax_cache import SyntaxCache, digest_of
+from wnaudit.common.cache import digest_of
+from wnaudit.source.facts.kinds import CONTENT, SUMMARY, Blob, SummaryOf, summary_key
+from wnaudit.source.facts.store import FactStore
 
 HELPER = "from torch.nn.utils import weight_norm\n\ndef wn(m):\n    return weight_norm(m)\n"
 USER = (
@@ -97,11 +97,11 @@ def test_facts_are_placed_where_the_file_sits_now(tmp_path: Path, cache_dir: Pat
 def test_the_facts_of_a_file_are_stored_by_content(tmp_path: Path, cache_dir: Path) -> None:
     paths = _package(tmp_path / "src")
     _answer(paths)
-    cache = SyntaxCache.open()
-    assert cache is not None
+    cache = FactStore.open()
+    assert cache.persistent
     for path in paths:
         data = path.read_bytes()
-        stored = cache.get_facts(digest_of(data))
+        stored = cache.known(CONTENT, Blob.of(data))
         assert stored is not None
         assert dataclasses.replace(stored, definitions=None) == facts_of(data)
 
@@ -163,7 +163,15 @@ def test_a_hostile_summary_entry_is_ignored_never_run(tmp_path: Path, cache_dir:
     assert entries
     for entry in entries:
         entry.write_bytes(pickle.dumps(Exploit()))
-    asked = _counting(monkeypatch, SummaryCache, "get")  # the keys the run reads
+    asked: list[str] = []  # the summary keys the run reads
+    real = FactStore.lookup
+
+    def lookup(self: FactStore, kind: object, key: str, *rest: object) -> object:
+        if kind is SUMMARY:
+            asked.append(key)
+        return real(self, kind, key, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FactStore, "lookup", lookup)
     assert _answer(paths) == first
     assert not marker.exists()
     read = [entry for entry in files_of(cache_dir, "summary") if entry.stem in asked]
@@ -183,11 +191,11 @@ def test_the_summary_key_holds_everything_the_summary_depends_on(tmp_path: Path)
     other = Project([tmp_path / "pkg"]).locate(tmp_path / "pkg" / "m.py")
     digest = digest_of(b"x = 1\n")
     keys = {
-        SummaryCache.key(digest, "pkg/m.py", located, None),
-        SummaryCache.key(digest_of(b"x = 2\n"), "pkg/m.py", located, None),
-        SummaryCache.key(digest, "./pkg/m.py", located, None),
-        SummaryCache.key(digest, "pkg/m.py", other, None),  # another module name
-        SummaryCache.key(digest, "pkg/m.py", located, {"f": frozenset({"torch.nn.utils.weight_norm"})}),
+        summary_key(SummaryOf(digest, "pkg/m.py", located, None)),
+        summary_key(SummaryOf(digest_of(b"x = 2\n"), "pkg/m.py", located, None)),
+        summary_key(SummaryOf(digest, "./pkg/m.py", located, None)),
+        summary_key(SummaryOf(digest, "pkg/m.py", other, None)),  # another module name
+        summary_key(SummaryOf(digest, "pkg/m.py", located, {"f": frozenset({"torch.nn.utils.weight_norm"})})),
     }
     assert len(keys) == 5
 

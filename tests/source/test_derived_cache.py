@@ -25,7 +25,7 @@ from tests.source.test_source_invariance import _module, _write_tree, module_spe
 from wnaudit.common.options import RunOptions
 from wnaudit.source import engine
 from wnaudit.source.serving.index import ServingIndex
-from wnaudit.source.workspace import Workspace
+from wnaudit.source.import_scan import ImportScan
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = (
@@ -66,8 +66,8 @@ def test_a_warm_run_recomputes_no_cross_file_answer(cache_dir: Path, monkeypatch
     paths = sorted((REPO / "examples" / "serving").glob("*.py"))
     cold = _answer(paths)
     assert any(item[1] == "WN110" for item in cold)
-    scans = _counting(monkeypatch, Workspace, "_may_have_findings")
-    matters = _counting(monkeypatch, Workspace, "_may_matter")
+    scans = _counting(monkeypatch, ImportScan, "_may_have_findings")
+    matters = _counting(monkeypatch, ImportScan, "_may_matter")
     prepares = _counting(monkeypatch, ServingIndex, "prepare")
     assert _answer(paths) == cold == _answer(paths, cache=False)
     scans.clear(), matters.clear(), prepares.clear()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wnaudit.common.cache import key_of
+from wnaudit.common.cache import CacheStore, digest_of
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 from wnaudit.source.analysis.pieces import CHUNK_CHARS
@@ -22,7 +22,9 @@ from wnaudit.source.pipeline.analyse import summarize
 from wnaudit.source.providers import gather
 from wnaudit.source.providers.method_calls import RemovalMethodCalls
 from wnaudit.source.rules import RULES, declared_providers
-from wnaudit.source.summary_cache import SummaryCache
+from wnaudit.source.facts.kinds import SUMMARY, SummaryOf
+from wnaudit.source.facts.store import FactStore
+from wnaudit.source.project import Project
 
 CALLS = textwrap.dedent('''
     import torch.nn as nn
@@ -104,11 +106,11 @@ def test_a_fact_no_rule_declares_is_an_error_not_an_empty_answer(monkeypatch: py
 
 def test_the_fact_is_cached_with_the_summary(tmp_path: Path):
     summary = summarize(CALLS, "decoder.py", "voc.decoder", file="/x/voc/decoder.py")
-    key = key_of("decoder.py", "the file's digest")
-    cache = SummaryCache(tmp_path / "store")
-    cache.put(key, summary)
+    ask = SummaryOf(digest_of(CALLS.encode()), "decoder.py", Project([Path("/x")]).locate(Path("/x/voc/decoder.py")))
+    cache = FactStore(CacheStore(tmp_path / "store"))
+    cache.put(SUMMARY, ask, summary)
     cache.save()
-    again = SummaryCache(tmp_path / "store").get(key, "decoder.py", "/x/voc/decoder.py")
+    again = FactStore(CacheStore(tmp_path / "store")).known(SUMMARY, ask)
     assert again is not None and again.provided == summary.provided
     assert RemovalMethodCalls.decode(again.provided[RemovalMethodCalls.name]) == RemovalMethodCalls.decode(
         summary.provided[RemovalMethodCalls.name]

@@ -14,7 +14,7 @@ import pytest
 
 from tests.source.test_derived_cache import _answer, _voc
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine, workspace
+from wnaudit.source import content, engine
 from wnaudit.source.pipeline import scan
 
 
@@ -35,13 +35,13 @@ def _starts(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 def _computed_here(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The byte facts the main process computes from now on (forked workers count in their own copy)."""
     computed: list[bytes] = []
-    real = workspace.facts_of
+    real = content.facts_of  # what the store computes byte facts with (``facts/kinds.CONTENT``)
 
     def counted(data: bytes) -> object:
         computed.append(data)
         return real(data)
 
-    monkeypatch.setattr(workspace, "facts_of", counted)
+    monkeypatch.setattr(content, "facts_of", counted)
     return computed
 
 

@@ -309,7 +309,7 @@ def test_a_star_import_cycle_gives_the_same_answers_whatever_is_asked_first(tmp_
 
 def test_a_file_whose_names_cannot_be_completed_costs_its_findings_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The cross-file completion of one linted file raises: an error line for it, the other file's findings stand."""
-    from wnaudit.source.workspace import Workspace
+    from wnaudit.source.api_names import ApiNames
 
     package = tmp_path / "proj"
     package.mkdir()
@@ -317,14 +317,14 @@ def test_a_file_whose_names_cannot_be_completed_costs_its_findings_only(tmp_path
     plain = MODEL.replace("from {package}.types import *\n", "")
     (package / "good.py").write_text(plain)
     (package / "bad.py").write_text(plain)
-    real = Workspace.aliases
+    real = ApiNames.aliases
 
-    def aliases(self: Workspace, summary: object) -> object:
+    def aliases(self: ApiNames, summary: object) -> object:
         if str(getattr(summary, "path", "")).endswith("bad.py"):
             raise RecursionError("maximum recursion depth exceeded")
         return real(self, summary)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Workspace, "aliases", aliases)
+    monkeypatch.setattr(ApiNames, "aliases", aliases)
     result = lint_files(sorted(package.rglob("*.py")), RunOptions())
     assert [(Path(e.path).name, e.message.partition(";")[0]) for e in result.errors] == [
         ("bad.py", "cannot be analysed (RecursionError: maximum recursion depth exceeded)"),

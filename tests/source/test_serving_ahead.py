@@ -194,18 +194,18 @@ def test_the_workers_analysis_of_a_file_read_ahead_is_the_workspaces_own(tmp_pat
     paths = _package(tmp_path)
     base = paths[0].parent / "base.py"
     monkeypatch.chdir(tmp_path)
-    own = new_workspace().first(base)
+    own = new_workspace().analyses.first(base)
     workspace = new_workspace()
     workers = ahead.ServingAhead(2, facts_and_analysis)
     try:
         found = _index(tmp_path, workers)
-        found.adopt_analysis = workspace.adopt_analysis
+        found.adopt_analysis = workspace.analyses.adopt_analysis
         found.file_facts.read_ahead([base])
         concurrent.futures.wait(list(workers._futures.values()))
         assert found.facts(base) == _index(tmp_path, None).facts(base)
     finally:
         workers.close()
     analysed: list[str] = []
-    monkeypatch.setattr(workspace, "_summarize_uncached", lambda *args: analysed.append(args[1]))
-    assert workspace.first(base) == own
+    monkeypatch.setattr(workspace.analyses, "_summarize_uncached", lambda *args: analysed.append(args[1]))
+    assert workspace.analyses.first(base) == own
     assert analysed == []  # not analysed (parsed) again here

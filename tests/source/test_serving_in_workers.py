@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.source.test_derived_cache import _answer, _voc
-from wnaudit.source import workspace
+from wnaudit.source import analyses
 from wnaudit.source.pipeline.analyse import summarize_serving
 from wnaudit.source.project import Project
 from wnaudit.source.reading import SourceError
@@ -33,7 +33,7 @@ def _parsed_by_the_index(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(data, path, module, is_package)
 
     monkeypatch.setattr(file_facts, "read_serving_facts", counted)
-    monkeypatch.setattr(workspace, "read_serving_facts", counted)  # the index's own parse, through the workspace
+    monkeypatch.setattr(analyses, "read_serving_facts", counted)  # the index's own parse, through the workspace's analyses
     return modules
 
 

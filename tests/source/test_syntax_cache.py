@@ -15,8 +15,9 @@ from tests.source.cache_files import entries_of, files_of, forge
 from wnaudit.common import cache as store
 from wnaudit.common.options import RunOptions
 from wnaudit.source import engine
-from wnaudit.source import syntax_cache
-from wnaudit.source.syntax_cache import SyntaxCache, digest_of
+from wnaudit.common.cache import CacheStore, digest_of
+from wnaudit.source.facts.kinds import CONTENT, SYNTAX, Blob
+from wnaudit.source.facts.store import FactStore
 
 #: Both name a weight-norm API (in a comment: the prefilter is a byte search), so both are parsed (issue 21).
 VALID = "import os\n\n\ndef f(x):\n    return x + 1\n# weight_norm\n"
@@ -83,10 +84,10 @@ def test_second_run_parses_nothing_and_gives_the_same_answer(tmp_path: Path, cac
 def test_verdicts_parsed_by_worker_processes_are_cached(tmp_path: Path, cache_dir: Path) -> None:
     paths = _tree(tmp_path / "src", {f"m{i}.py": (BROKEN if i % 2 else VALID) + f"# {i}\n" for i in range(6)})
     first = _answer(paths, jobs=2)  # a process pool: the verdicts and digests come back from workers
-    cache = SyntaxCache.open()
-    assert cache is not None
+    cache = FactStore.open()
+    assert cache.persistent
     broken = [p for p in paths if p.read_text().startswith(BROKEN)]
-    assert broken and all(cache.get(digest_of(p.read_bytes())) is not None for p in broken)  # valid ones: a summary
+    assert broken and all(cache.known(SYNTAX, Blob(digest_of(p.read_bytes()))) is not None for p in broken)  # valid ones: a summary
     assert _answer(paths, jobs=2) == first == _answer(paths, cache=False)
 
 
@@ -117,10 +118,10 @@ def test_analysed_files_get_no_verdict_but_their_summary_is_cached(tmp_path: Pat
     paths = _tree(tmp_path / "src", {"model.py": source})
     findings, errors = _answer(paths)
     assert findings and not errors
-    cache = SyntaxCache.open()
-    assert cache is not None
-    assert cache.get(digest_of(source.encode())) is None  # the analysis parses it every run: no verdict is stored
-    assert cache.get_facts(digest_of(source.encode())) is not None
+    cache = FactStore.open()
+    assert cache.persistent
+    assert cache.known(SYNTAX, Blob(digest_of(source.encode()))) is None  # the analysis parses it every run: no verdict is stored
+    assert cache.known(CONTENT, Blob(digest_of(source.encode()))) is not None
     assert files_of(cache_dir, "summary")
     assert _answer(paths) == (findings, errors)
 
@@ -157,13 +158,13 @@ def test_cli_no_cache_flag_writes_nothing(tmp_path: Path, cache_dir: Path) -> No
 
 def test_cache_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("WNAUDIT_CACHE_DIR", str(tmp_path / "explicit"))
-    assert syntax_cache.cache_root() == tmp_path / "explicit"
+    assert store.cache_root() == tmp_path / "explicit"
     monkeypatch.delenv("WNAUDIT_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert syntax_cache.cache_root() == tmp_path / "xdg" / "wnaudit"
+    assert store.cache_root() == tmp_path / "xdg" / "wnaudit"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert syntax_cache.cache_root() == tmp_path / "home" / ".cache" / "wnaudit"
+    assert store.cache_root() == tmp_path / "home" / ".cache" / "wnaudit"
 
 
 def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -172,7 +173,7 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for relative in (".cache", "cache/dir", "./x"):
         monkeypatch.setenv("XDG_CACHE_HOME", relative)
-        assert syntax_cache.cache_root() == tmp_path / "home" / ".cache" / "wnaudit"
+        assert store.cache_root() == tmp_path / "home" / ".cache" / "wnaudit"
 
 
 def test_a_relative_xdg_cache_home_never_puts_the_cache_in_the_linted_project(
@@ -195,13 +196,13 @@ def test_a_relative_home_disables_the_cache(monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.delenv("WNAUDIT_NO_CACHE", raising=False)
     monkeypatch.setenv("HOME", "relative-home")
-    assert SyntaxCache.open() is None
+    assert not FactStore.open().persistent
 
 
 def test_an_explicit_relative_cache_dir_is_fixed_at_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WNAUDIT_CACHE_DIR", "mine")
-    assert syntax_cache.cache_root() == tmp_path / "mine"
+    assert store.cache_root() == tmp_path / "mine"
 
 
 def test_the_test_suite_does_not_use_the_real_cache() -> None:
@@ -269,29 +270,29 @@ def test_a_read_only_cache_dir_disables_the_cache_silently(tmp_path: Path, monke
 
 def test_shards_stay_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "MAX_SHARD_BYTES", 2000)
-    cache = SyntaxCache(tmp_path / "c")
+    cache = FactStore(CacheStore(tmp_path / "c"))
     digests = [bytes([7]) + i.to_bytes(15, "big") for i in range(500)]
     for digest in digests:
-        cache.put(digest, "ok")
+        cache.put(SYNTAX, Blob(digest), "ok")
     cache.save()
     (shard,) = _shard_files(tmp_path / "c")
     assert shard.parent.name == "syntax"
     assert shard.stat().st_size <= 2000
-    fresh = SyntaxCache(tmp_path / "c")
-    assert fresh.get(digests[-1]) == "ok"  # the newest entries survive
-    assert fresh.get(digests[0]) is None
+    fresh = FactStore(CacheStore(tmp_path / "c"))
+    assert fresh.known(SYNTAX, Blob(digests[-1])) == "ok"  # the newest entries survive
+    assert fresh.known(SYNTAX, Blob(digests[0])) is None
 
 
 def test_concurrent_saves_merge_and_never_corrupt(tmp_path: Path) -> None:
-    one, two = SyntaxCache(tmp_path / "c"), SyntaxCache(tmp_path / "c")
+    one, two = FactStore(CacheStore(tmp_path / "c")), FactStore(CacheStore(tmp_path / "c"))
     a, b = bytes([1]) + b"a" * 15, bytes([1]) + b"b" * 15
-    assert one.get(a) is None and two.get(b) is None
-    one.put(a, "ok")
-    two.put(b, "syntax error at line 1: invalid syntax")
+    assert one.known(SYNTAX, Blob(a)) is None and two.known(SYNTAX, Blob(b)) is None
+    one.put(SYNTAX, Blob(a), "ok")
+    two.put(SYNTAX, Blob(b), "syntax error at line 1: invalid syntax")
     one.save()
     two.save()  # merges what ``one`` wrote since ``two`` read the shard
-    fresh = SyntaxCache(tmp_path / "c")
-    assert fresh.get(a) == "ok" and fresh.get(b) == "syntax error at line 1: invalid syntax"
+    fresh = FactStore(CacheStore(tmp_path / "c"))
+    assert fresh.known(SYNTAX, Blob(a)) == "ok" and fresh.known(SYNTAX, Blob(b)) == "syntax error at line 1: invalid syntax"
 
 
 _WORKER = """
@@ -320,11 +321,11 @@ def test_two_processes_at_once(tmp_path: Path, cache_dir: Path) -> None:
     for shard in _shard_files(cache_dir):
         entries_of(shard)  # intact
     assert not list(cache_dir.rglob("*.tmp"))
-    fresh = SyntaxCache.open()
-    assert fresh is not None
+    fresh = FactStore.open()
+    assert fresh.persistent
     for text in files.values():
         if text.startswith(BROKEN):  # a valid file's analysis goes to the summary cache, its verdict nowhere
-            assert fresh.get(digest_of(text.encode())) is not None
+            assert fresh.known(SYNTAX, Blob(digest_of(text.encode()))) is not None
 
 
 _LINES = st.sampled_from(["x = 1", "def f(:", "import os", "class A:", "    pass", "y = (", ")", "return 3", "  z = 2", "@", "f'{'"])
@@ -357,6 +358,6 @@ def test_no_home_directory_disables_the_cache(tmp_path: Path, monkeypatch: pytes
         raise RuntimeError("Could not determine home directory.")
 
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
-    assert SyntaxCache.open() is None
+    assert not FactStore.open().persistent
     paths = _tree(tmp_path / "src", {"b.py": BROKEN})
     assert _answer(paths) == _answer(paths, cache=False)

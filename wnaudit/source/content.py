@@ -3,7 +3,7 @@
 Every file a whole-tree lint reads is scanned for these (substring tests and
 one regular-expression pass over its import statements).  They depend on
 nothing but the bytes, so they are computed once per content and kept in the
-per-user cache beside the syntax verdict (``syntax_cache.py``); where the file
+fact store beside the syntax verdict (``facts/kinds.CONTENT``); where the file
 sits is applied when they are used (``project.bindings_of``), so a file that
 moved, or is seen from another source root, is still answered right.
 """

@@ -20,6 +20,7 @@ from .model import FileSummary, Site
 from .providers.base import Fact, Provider
 from .provisional import provisional
 from .resolve import API_ROOTS
+from .facts.kinds import SERVING
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class Context:
         if self._model is None:
             from .project_model import ProjectModel
 
-            self._model = ProjectModel(self, self.workspace.source_bytes)
+            self._model = ProjectModel(self, self.workspace.reads.source_bytes)
         return self._model
 
     def serving(self) -> "ServingIndex":
@@ -81,17 +82,18 @@ class Context:
         if self._serving is None:
             from .serving.index import ServingIndex
 
+            workspace, facts = self.workspace, self.workspace.facts
+            reads, analyses, settings = workspace.reads, workspace.analyses, workspace.settings
             self._serving = ServingIndex(
-                self.workspace.project, self.workspace.source_bytes, self.workspace.import_edges, self.workspace.summaries,
-                self.workspace.project_files, self.workspace.serving_facts, self.workspace.config_targets,
-                self.workspace.serving_ahead,
+                workspace.project, reads.source_bytes, workspace.scan.import_edges, facts if facts.persistent else None,
+                reads.project_files, facts.memory(SERVING), reads.config_targets, workspace.serving_ahead,
             )
-            self._serving.excluded = self.workspace.excluded
-            self._serving.parse_facts = self.workspace.read_serving
-            self._serving.kept_tree = self.workspace.kept_trees.tree
-            self._serving.adopt_analysis = self.workspace.adopt_analysis
+            self._serving.excluded = settings.excluded
+            self._serving.parse_facts = analyses.read_serving
+            self._serving.kept_tree = analyses.kept_trees.tree
+            self._serving.adopt_analysis = analyses.adopt_analysis
             self._serving.modern_only = self._modern_only
-            self._serving.declare(self.workspace.serving_entries, self.workspace.config_root)
+            self._serving.declare(settings.serving_entries, settings.config_root)
         return self._serving
 
     def _modern_only(self, key: "tuple[Path, str]") -> bool:
@@ -114,7 +116,7 @@ class Context:
             return self._loaded[file]
         summary = self._given.get(file)
         if summary is None:
-            summary = self.workspace.summary(Path(file), name)
+            summary = self.workspace.analyses.summary(Path(file), name)
             if summary is None:
                 return None  # not for this name; another may still need the file
         self._loaded[file] = summary
@@ -143,7 +145,7 @@ class Context:
 
         ``ref`` is a project name ``summary``'s file imports (``voc.norms.norm_f``); see ``Workspace.bound_choice``.
         """
-        found = self.workspace.bound_choice(ref, self.workspace.project.locate(_file(summary)))
+        found = self.workspace.names.bound_choice(ref, self.workspace.project.locate(_file(summary)))
         return (str(found[0]), found[1]) if found is not None else None
 
     def summary_at(self, file: str) -> FileSummary | None:

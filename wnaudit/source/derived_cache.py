@@ -27,8 +27,9 @@ that no longer matches the disk; the next check then fails and the record is
 rebuilt.
 
 The record is one JSON entry per set of source roots, the ``derived`` kind of
-the one cache (``common/cache.py``: versioned by wnaudit's code and the Python
-version, replaced whole, bounded with every other kind); a damaged one is
+the fact store (``RECORD``; on disk in ``common/cache.py``: versioned by wnaudit's
+code and the Python version, replaced whole, bounded with every other kind), and
+WN110's verdicts in it are the store's ``SERVED`` facts (``facts/kinds.py``); a damaged one is
 ignored, and a well-formed one is believed only after every observation holds.
 """
 
@@ -44,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple
 
-from ..common.cache import Kind, Stamp, StatKey, is_stat_key, key_of, same_stat, stat_key, take_stamp
+from ..common.cache import Kind, Stamp, StatKey, digest_of, is_stat_key, key_of, same_stat, stat_key, take_stamp
 
 from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
@@ -52,8 +53,8 @@ from .project import kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
 from .serving.walk import project_file_names
-from .summary_cache import SummaryCache
-from .syntax_cache import digest_of
+from .facts.kinds import SERVED, Verdict
+from .facts.store import FactKind, FactStore
 
 logger = logging.getLogger(__name__)
 
@@ -227,31 +228,6 @@ class _Disk:
         return data is not None and definitions_key(defined_names(data)) == seen[1]
 
 
-class Verdict(NamedTuple):
-    """WN110's answer for one application: where the model is served unfolded (all a finding needs)."""
-
-    file: str  # the serving file
-    line: int
-    what: str  # the inference site as the message quotes it
-    target: str  # the model as written there
-    kind: str  # "mode", "capture" or "call" (``serving.facts.Use.kind``)
-    uncalled: str  # ``Class.method`` of a removal method nothing calls ("": none)
-    where: str  # the inference site as the message names it (``path:line`` relative to the project; ``path:cell N:line``)
-    why: str = ""  # why a candidate fold does not count (``index.Served.why``)
-    method: str = ""  # a removal method of the served model that folds all of it, for the fix ("": none)
-    imported: bool = False  # the serving file's project already imports wnaudit (outside its tests)
-    #: Why the fix has no safe point for the fold ("": it has; ``serving/fold_point.py``), kept so a warm run never
-    #: parses the serving file: it rests on that file's bytes, a ``serving_reads`` observation like the verdict.
-    no_fold: str = ""
-    #: Further inference sites no fold covers, each a verdict's fields without ``others``: every site
-    #: the rule knows of is folded by the fix or reported.
-    others: tuple[tuple[Any, ...], ...] = ()
-
-    def all_sites(self) -> "list[Verdict]":
-        """This verdict and one per further site (as stored: tuples, or lists once read back from JSON)."""
-        return [self._replace(others=()), *(Verdict(*other[:11]) for other in self.others)]
-
-
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
 SCAN_KINDS = ("files", "dirs", "exists", "listings", "contents", "definitions", "reads")
 SERVING_KINDS = ("serving_reads", "walks", "configs")
@@ -396,6 +372,14 @@ SMALL_RUN = 32
 RECORDS = Kind("derived", sharded=False, check=_parse_record)
 
 
+def _record_key(key: str) -> str:
+    return key
+
+
+#: The record as a kind of the fact store: asked by its key (``DerivedAnswers.open``), never remembered apart from it.
+RECORD: FactKind[str, Any] = FactKind("derived", _record_key, RECORDS, remember=False)
+
+
 class DerivedAnswers:
     """The import scan's and WN110's answers of earlier runs, valid for this one (see the module docstring).
 
@@ -406,8 +390,8 @@ class DerivedAnswers:
     names of the files it read as they were.
     """
 
-    def __init__(self, cache: SummaryCache | None, key: str) -> None:
-        self._cache = cache
+    def __init__(self, store: FactStore | None, key: str) -> None:
+        self._store = store
         self._key = key
         #: Observations the reused answers rest on (checked); this run's own are added at ``save``.
         self.observed = Observations()
@@ -428,7 +412,7 @@ class DerivedAnswers:
 
     @classmethod
     def open(
-        cls, cache: SummaryCache | None, roots: Iterable[Path], scope: Iterable[str] = (), settings: Iterable[str] = (),
+        cls, store: FactStore | None, roots: Iterable[Path], scope: Iterable[str] = (), settings: Iterable[str] = (),
     ) -> "DerivedAnswers":
         """The record for these source roots (and ``scope``), checked against the disk (empty when absent, damaged or stale).
 
@@ -437,9 +421,11 @@ class DerivedAnswers:
         ``settings``: the configuration the answers depend on (excludes, declared serving entries).
         """
         key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope), list(settings))
-        answers = cls(cache, key)
-        if cache is not None:
-            answers._load(cache.store.get(RECORDS, key))
+        answers = cls(store, key)
+        if store is not None:
+            answers._load(store.known(RECORD, key))
+        if store is not None:
+            store.keep_in(SERVED, answers.served)  # WN110's verdicts are asked of the store, kept in this record
         return answers
 
     def _load(self, record: "_Record | None") -> None:
@@ -490,7 +476,7 @@ class DerivedAnswers:
         observed.drop_implied()
         self.observed = observed
         stats = self._stat_keys(observed)
-        if self._cache is None or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
+        if self._store is None or not self._store.persistent or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
             return
         document = {
             "stats": stats,
@@ -501,4 +487,4 @@ class DerivedAnswers:
             "aliases": {k: {name: sorted(apis) for name, apis in v.items()} for k, v in self.aliases.items()},
             "served": {k: None if v is None else list(v) for k, v in self.served.items()},
         }
-        self._cache.store.put(RECORDS, self._key, document)
+        self._store.put(RECORD, self._key, document)

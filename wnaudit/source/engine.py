@@ -109,7 +109,7 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
         pyproject = str(Path(config.root) / "pyproject.toml")
         result.errors.extend(
             InputError(pyproject, message)
-            for message in entry_errors(config.serving, workspace.project, Path(config.root), workspace.source_bytes)
+            for message in entry_errors(config.serving, workspace.project, Path(config.root), workspace.reads.source_bytes)
         )
     result.errors.extend(InputError(path, message) for path, message in sorted(workspace.analysis_failures.items()))
     result.parsed_sources = sum(item.parsed for item in found.scanned) + len(served)
@@ -188,7 +188,7 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
 def _summarize_given(source: str | bytes, path: str, workspace: Workspace) -> FileSummary:
     """Summary of in-memory content for ``path``; its imports are read from disk as needed."""
     summary = summarize_at(source, path, workspace.project.locate_input(path))
-    return workspace.adopt([summary], {path: source})[0]
+    return workspace.analyses.adopt([summary], {path: source})[0]
 
 
 def fix_source(

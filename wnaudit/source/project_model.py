@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from ..core.catalogue import Kind, Style
 from . import notebook
-from .derived_cache import Verdict
+from .facts.kinds import Verdict
 from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
 from .serving.fold_point import no_fold_point
-from .syntax_cache import digest_of
+from ..common.cache import digest_of
 
 if TYPE_CHECKING:
     from .serving.index import Served, ServingIndex

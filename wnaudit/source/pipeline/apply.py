@@ -50,7 +50,7 @@ from ..model import FileSummary
 from ..project import Location, Project
 from ..reading import SourceError, read_source_bytes
 from ..rules import Candidate
-from ..syntax_cache import digest_of
+from ..facts.kinds import digest_of
 from ..workspace import Workspace
 from .analyse import summarize_at
 from .plan import Edit, FixPlan

@@ -18,9 +18,8 @@ from ..analysis import Aliases, PieceReader
 from ..derived_cache import SMALL_RUN, DerivedAnswers
 from ..model import FileSummary
 from ..project import Location, Project
-from ..summary_cache import SummaryCache
-from ..syntax_cache import SyntaxCache
-from ..workspace import Workspace
+from ..facts.store import FactStore
+from ..workspace import Workspace, WorkspaceSettings
 from .analyse import summarize_at
 from .inputs import Inputs
 
@@ -30,26 +29,26 @@ def _summarize_located(data: bytes, path: str, location: Location, aliases: Alia
 
 
 def new_workspace(
-    config: Config | None = None, cache: SyntaxCache | None = None, summaries: SummaryCache | None = None,
-    derived: bool = False, files: Sequence[Path] = (),
+    config: Config | None = None, facts: FactStore | None = None, derived: bool = False, files: Sequence[Path] = (),
 ) -> Workspace:
     """A workspace resolving imports from ``config``'s source roots (default: the current directory).
 
-    ``derived``: reuse (and keep) the cross-file answers of earlier runs, with ``summaries`` (``derived_cache``);
+    ``facts``: the run's fact store (default: one for this run only).
+    ``derived``: reuse (and keep) the cross-file answers of earlier runs, when the store keeps facts (``derived_cache``);
     a run of few ``files`` keeps a record of its own (``derived_cache.SMALL_RUN``, ``_scope``).
     """
     config = config or Config()
     project = Project(config.source_roots)
+    facts = facts if facts is not None else FactStore()
     answers = None
-    if derived and summaries is not None:
-        settings = [*config.exclusions, *config.serving]  # WN110's kept verdicts rest on them too
-        answers = DerivedAnswers.open(summaries, project.roots, _scope(files) if len(files) <= SMALL_RUN else [], settings)
-    workspace = Workspace(project, _summarize_located, cache, summaries, answers)
-    workspace.fix_fold = config.fix_fold
-    workspace.excluded = config.is_path_excluded
-    workspace.serving_on = lambda path: config.enabled("WN110", path)
-    workspace.serving_entries, workspace.config_root = config.serving, Path(config.root)
-    return workspace
+    if derived and facts.persistent:
+        kept_on = [*config.exclusions, *config.serving]  # WN110's kept verdicts rest on them too
+        answers = DerivedAnswers.open(facts, project.roots, _scope(files) if len(files) <= SMALL_RUN else [], kept_on)
+    settings = WorkspaceSettings(
+        fix_fold=config.fix_fold, excluded=config.is_path_excluded, serving_entries=config.serving,
+        config_root=Path(config.root), serving_on=lambda path: config.enabled("WN110", path),
+    )
+    return Workspace(project, _summarize_located, facts, answers, settings)
 
 
 def _scope(files: Sequence[Path]) -> list[str]:
@@ -76,9 +75,9 @@ def default_workspace() -> Workspace:
 
 def cached_workspace(config: Config, use_cache: bool, files: Sequence[Path] = ()) -> Workspace:
     """The run's workspace with the caches ``--no-cache`` turns off (syntax facts, analyses, kept answers)."""
-    return new_workspace(config, SyntaxCache.open(use_cache), SummaryCache.open(use_cache), derived=True, files=files)
+    return new_workspace(config, FactStore.open(use_cache), derived=True, files=files)
 
 
 def adopt(workspace: Workspace, summaries: list[FileSummary], inputs: Inputs) -> list[FileSummary]:
     """The linted files' facts completed across files; a notebook's names from its view (its Python)."""
-    return workspace.adopt(summaries, {path: view.text for path, view in inputs.views.items()})
+    return workspace.analyses.adopt(summaries, {path: view.text for path, view in inputs.views.items()})

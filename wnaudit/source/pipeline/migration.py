@@ -127,7 +127,7 @@ class _Graph:
 
     def summary(self, file: str) -> FileSummary | None:
         """The file's facts; a file that applies no norm (a helper module of removals) is read all the same."""
-        return self.context.summary_at(file) or self.context.workspace.first(Path(file))
+        return self.context.summary_at(file) or self.context.workspace.analyses.first(Path(file))
 
     def _calls(self, key: Key) -> list[Key]:
         """What the unit calls: the context's edges, and the units of files it leaves out (they apply no norm)."""

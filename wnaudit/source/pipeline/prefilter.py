@@ -18,7 +18,7 @@ from ..model import FileSummary
 from ..reading import SourceError
 from ..serving.facts import ServingFacts
 from ..serving.kept_trees import PieceTrees
-from ..syntax_cache import OK
+from ..facts.kinds import OK, SUMMARY, SYNTAX, Blob, SummaryOf
 from ..workspace import Workspace
 from .read import read_failure, read_source, readable_within
 
@@ -59,7 +59,7 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
     bytes (``Workspace.vouched``), it is neither read nor decided again.
     """
     # A file the record vouches for and rules out needs no ``Location`` (most of a warm run's files).
-    vouched = workspace.vouched(os.path.abspath(path_text)) if not notebook.is_notebook(path_text) else None
+    vouched = workspace.reads.vouched(os.path.abspath(path_text)) if not notebook.is_notebook(path_text) else None
     if vouched is not None and readable_within(path_text, max_bytes):
         digest, analyse = vouched
         done = _decided(path_text, digest, analyse, workspace)
@@ -73,27 +73,27 @@ def prefilter(index: int, path_text: str, max_bytes: int, workspace: Workspace) 
     except (OSError, SourceError) as error:  # not a regular file, too big, a notebook that is not one...
         return Scanned(path_text, error=read_failure(error))
     if isinstance(data, str):  # a notebook view, already parsed cell by cell
-        _, facts = workspace.facts_for(data.encode("utf-8", "surrogatepass"))
-        if not workspace.may_have_findings(location.path, facts):
+        _, facts = workspace.reads.facts_for(data.encode("utf-8", "surrogatepass"))
+        if not workspace.scan.may_have_findings(location.path, facts):
             return Scanned(path_text)
         return Task(index, path_text, len(data))
-    found = workspace.content(location.path, data, taken)
+    found = workspace.reads.content(location.path, data, taken)
     assert found is not None
     digest, facts = found
-    done = _decided(path_text, digest, workspace.may_have_findings(location.path, facts), workspace)
+    done = _decided(path_text, digest, workspace.scan.may_have_findings(location.path, facts), workspace)
     return done if done is not None else Task(index, path_text, len(data))
 
 
 def _decided(path_text: str, digest: bytes, analyse: bool, workspace: Workspace) -> Scanned | None:
-    """The file's result without a parse: ruled out, its syntax error or its analysis from the caches (None: analyse it)."""
+    """The file's result without a parse: ruled out, its syntax error or its analysis from the fact store (None: analyse it)."""
     if not analyse:
         return Scanned(path_text)
-    verdict = workspace.cache.get(digest) if workspace.cache is not None else None
+    facts = workspace.facts
+    verdict = facts.known(SYNTAX, Blob(digest))
     if verdict is not None and verdict != OK:
         return Scanned(path_text, error=verdict)  # the syntax error a parse of exactly these bytes gave
-    located, summaries = workspace.project.locate_input(path_text), workspace.summaries
-    key = summaries.key(digest, path_text, located, None) if summaries is not None else ""
-    summary = summaries.get(key, path_text, str(located.path)) if summaries is not None else None
-    if summary is None and (summary := workspace.analysed(located.path, digest, path_text)) is not None and summaries is not None:
-        summaries.put(key, summary)  # parsed already (another file's imports led there): kept as the scan keeps its own
+    ask = SummaryOf(digest, path_text, workspace.project.locate_input(path_text))
+    summary = facts.known(SUMMARY, ask)
+    if summary is None and (summary := workspace.analyses.analysed(ask.location.path, digest, path_text)) is not None:
+        facts.put(SUMMARY, ask, summary)  # parsed already (another file's imports led there): kept as the scan keeps its own
     return None if summary is None else Scanned(path_text, summary=summary, digest=digest)

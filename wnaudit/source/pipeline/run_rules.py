@@ -18,7 +18,7 @@ from ...common.findings import Applicability, Finding, finding
 from ..context import Context
 from ..model import FileSummary
 from ..rules import BY_CODE, Candidate, candidates
-from ..syntax_cache import OK, digest_of
+from ..facts.kinds import OK, SYNTAX, Blob
 from ..workspace import Workspace
 from .analyse import parse_failure
 
@@ -88,7 +88,7 @@ def file_candidates(summary: FileSummary, context: Context, config: Config, file
     try:
         return within(candidates(summary, context, rules_for(config, summary)), files)
     except Exception as error:  # noqa: BLE001 - see above
-        context.workspace.note_failure(summary.path, error)
+        context.workspace.analyses.note_failure(summary.path, error)
         return []
 
 
@@ -128,7 +128,7 @@ def _suppressed_bindings(
 
 
 def _binding_line_suppressed(summary: FileSummary, binding: Binding, candidate: Candidate, workspace: Workspace) -> bool:
-    holder = summary if binding[0] == (summary.file or summary.path) else workspace.first(Path(binding[0]))
+    holder = summary if binding[0] == (summary.file or summary.path) else workspace.analyses.first(Path(binding[0]))
     codes = holder.noqa.get(binding[1][0]) if holder is not None else None
     return codes is not None and (not codes or any(candidate.code.startswith(code) for code in codes))
 
@@ -165,26 +165,25 @@ def serving_syntax_errors(context: Context, unparsed: dict[str, str], workspace:
 
     ``unparsed``: resolved path -> path as given, of the run's files that were
     not analysed.  When WN110's answers were kept from an earlier run, its
-    serving files were not read again: the syntax cache holds the verdict
+    serving files were not read again: the fact store holds the verdict
     that run found for the bytes it read (the same bytes, or the kept
     answers would not stand).
     """
     out: dict[str, str] = {}
-    cache = workspace.cache
+    facts = workspace.facts
     for path, error in context.serving_failures().items():
         given = unparsed.get(str(path))
         if given is None:
             continue
         out[given] = parse_failure(error)
-        data = workspace.source_bytes(path)
-        if cache is not None and data is not None and isinstance(error, SyntaxError):
-            cache.put(digest_of(data), out[given])
-    kept = workspace.derived.observed.serving_reads if workspace.derived is not None and cache is not None else {}
+        data = workspace.reads.source_bytes(path)
+        if data is not None and isinstance(error, SyntaxError):
+            facts.put(SYNTAX, Blob.of(data), out[given])
     for resolved, given in unparsed.items():
-        digest = kept.get(resolved)
-        if given in out or digest is None or cache is None:
+        digest = workspace.reads.kept_serving_read(resolved)
+        if given in out or digest is None:
             continue
-        verdict = cache.get(bytes.fromhex(digest))
+        verdict = facts.known(SYNTAX, Blob(bytes.fromhex(digest)))
         if verdict is not None and verdict != OK:
             out[given] = verdict
     return sorted(out.items())

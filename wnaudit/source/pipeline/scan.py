@@ -23,7 +23,7 @@ from ..project import Location
 from ..reading import SourceError
 from ..serving.ahead import ServingAhead
 from ..serving.kept_trees import PieceTrees
-from ..syntax_cache import SYNTAX_ERROR_PREFIX, digest_of
+from ..facts.kinds import CONTENT, SUMMARY, SYNTAX, SYNTAX_ERROR_PREFIX, Blob, SummaryOf, digest_of
 from ..workspace import Workspace
 from .analyse import facts_and_analysis, summarize_at, summarize_serving
 from .prefilter import Scanned, Task, prefilter
@@ -106,7 +106,7 @@ def scan_all(
     analyses = _Analyses(jobs, max_bytes, workspace, serving)
     ahead = _FactsAhead.start(files, analyses)
     if ahead is not None:  # a big run with nothing kept: WN110's index will parse many files
-        workspace.serving_ahead = ServingAhead(serving_workers(analyses.workers), facts_and_analysis)
+        workspace.use_serving_workers(ServingAhead(serving_workers(analyses.workers), facts_and_analysis))
     try:
         with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
             for index, path in enumerate(files):
@@ -179,7 +179,7 @@ class _Analyses:
         """The analysis the import resolution made of the file after the prefilter passed it (not parsed again)."""
         if notebook.is_notebook(task.path):
             return None
-        found = self.workspace.analysed_as_read(self.located[task.index].path, task.path)
+        found = self.workspace.analyses.analysed_as_read(self.located[task.index].path, task.path)
         return Scanned(task.path, summary=found[0], digest=found[1]) if found is not None else None
 
     def close(self) -> None:
@@ -189,14 +189,14 @@ class _Analyses:
 
 def _facts_cached(sample: Sequence[Path], max_bytes: int, workspace: Workspace) -> bool:
     """Whether the cache holds the byte facts of one of these inputs (a dropped record: the facts are there, no work ahead)."""
-    if workspace.cache is None:
+    if not workspace.facts.persistent:
         return False
     for path in sample:
         try:
             data = read_source(path, max_bytes)
         except (OSError, SourceError):
             continue
-        if isinstance(data, bytes) and workspace.cache.get_facts(digest_of(data)) is not None:
+        if isinstance(data, bytes) and workspace.facts.known(CONTENT, Blob.of(data)) is not None:
             return True
     return False
 
@@ -237,24 +237,22 @@ class _FactsAhead:
                 continue
             for found in answers:
                 if found is not None:
-                    workspace.facts_ahead[found[0]] = found[1]
+                    workspace.facts.offer(CONTENT, Blob(found[0]), found[1])
 
 
 def _keep(scanned: Scanned, location: Location, workspace: Workspace) -> None:
-    """Put a new analysis in the summary cache, a syntax error in the syntax cache (keyed by the digest of the bytes).
+    """Hand the fact store what the analysis computed: the summary, or the syntax error, of these bytes.
 
-    Serving facts computed beside the analysis go where WN110's index looks first (``Workspace.keep_serving``).
+    Serving facts computed beside the analysis go where WN110's index looks first (``Analyses.keep_serving``).
     """
     if scanned.digest is None:
         return
     if scanned.serving is not None:
-        workspace.keep_serving(scanned.digest, location, scanned.serving)
+        workspace.analyses.keep_serving(scanned.digest, location, scanned.serving)
         if scanned.summary is not None:
-            workspace.kept_trees.keep_wanted(scanned.digest, scanned.summary, scanned.serving, scanned.trees)
+            workspace.analyses.kept_trees.keep_wanted(scanned.digest, scanned.summary, scanned.serving, scanned.trees)
         scanned.trees = None
-    if scanned.error is not None and workspace.cache is not None:
-        workspace.cache.put(scanned.digest, scanned.error)
-    if scanned.summary is None or workspace.summaries is None:
-        return
-    key = workspace.summaries.key(scanned.digest, scanned.path, location, None)
-    workspace.summaries.put(key, scanned.summary)
+    if scanned.error is not None:
+        workspace.facts.put(SYNTAX, Blob(scanned.digest), scanned.error)
+    if scanned.summary is not None:
+        workspace.facts.put(SUMMARY, SummaryOf(scanned.digest, scanned.path, location), scanned.summary)

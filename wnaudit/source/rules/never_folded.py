@@ -14,10 +14,10 @@ optimizer, ``backward()`` or ``train()``) and tests are not serving paths.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ...common.findings import Applicability, Severity
-from ..derived_cache import Verdict
+from ..facts.kinds import SERVED, ServedAt, Verdict
 from ..model import FileSummary
 from . import _selection_examples as selection
 from .base import LOCAL_FOLD, LOCAL_FOLD_TEXT, WEIGHT_NORM, Candidate, Insertion, Invalid, Rule, Site, Valid
@@ -143,6 +143,17 @@ _SERVE = (
     "    with torch.no_grad():\n"
     "        return model(mel)\n"
 )
+
+
+def _verdicts_of(context: Context) -> Callable[[ServedAt], Verdict | None]:
+    """WN110's verdicts from the project model, prepared for every start of the run at once (one walk of the project)."""
+    model = context.model()
+    model.prepare((f, u) for s in context.summaries for f, u, _ in _starts(s))
+
+    def verdict_of(ask: ServedAt) -> Verdict | None:
+        return model.verdict(Path(ask.file), ask.unit, ask.line)
+
+    return verdict_of
 
 
 def _starts(summary: FileSummary) -> list[tuple[Path, str, int]]:
@@ -508,23 +519,19 @@ class NeverFoldedWeightNorm(Rule):
         starts = _starts(summary)
         if not starts:
             return
-        derived = context.workspace.derived
-        known = derived.served if derived is not None else {}
-        keys = [f"{file}\0{unit}\0{summary.applications[position].site.line}" for file, unit, position in starts]
-        if any(key not in known for key in keys):
-            model = context.model()
-            model.prepare((f, u) for s in context.summaries for f, u, _ in _starts(s))
-            for key, (file, unit, position) in zip(keys, starts):
-                if key not in known:
-                    known[key] = model.verdict(file, unit, summary.applications[position].site.line)
-        for key, (_, _, position) in zip(keys, starts):
-            verdict = known[key]
+        facts = context.workspace.facts
+        asks = [ServedAt(str(file), unit, summary.applications[position].site.line) for file, unit, position in starts]
+        verdict_of: Callable[[ServedAt], Verdict | None] | None = None  # every verdict known: nothing to compute
+        if not all(facts.has(SERVED, ask) for ask in asks):  # the model reads the project once for every start of the run
+            verdict_of = _verdicts_of(context)
+        for ask, (_, _, position) in zip(asks, starts):
+            verdict = facts.get(SERVED, ask, verdict_of)
             if verdict is None:
                 continue
             site = summary.applications[position].site
             # One finding per inference site no fold covers: the fix folds at each (none stays live behind the first).
             for each in verdict.all_sites():
-                yield self._candidate(site, each, context.workspace.fix_fold)
+                yield self._candidate(site, each, context.workspace.settings.fix_fold)
 
     def _candidate(self, site: Site, verdict: Verdict, choice: str) -> Candidate:
         """The finding at the application for one inference site, with the fold the fix adds there."""

@@ -6,7 +6,7 @@ their facts before it asks; but where it has a list of files it will read one
 after the other (``prepare``, ``_served``), the workers parse
 them while the main process goes through the list and links what it has.
 Each task carries the bytes the index read, and the answer is taken by the
-``facts_cache.facts_key`` of those bytes: a file the index reads again with
+``facts/kinds.serving_key`` of those bytes: a file the index reads again with
 other bytes, a task a worker failed and a task no worker has started yet
 are computed in the main process, as without workers.
 """

@@ -4,7 +4,7 @@ The project-wide rule WN110 asks, for a class that applies weight norm,
 whether any code puts an instance of it (or of a model holding it) into
 inference, and whether anything folds it on the way.  This module holds the
 plain facts one file's syntax tree gives for that question (the records the
-cache keeps: ``facts_cache.py`` encodes every data class defined here);
+cache keeps: the ``SERVING`` kind of ``facts/kinds.py`` encodes every data class defined here);
 ``reader.py`` reads them (the walk of ``fact_walker.py``, then the linking of
 ``linker.py``), and ``index.py`` links the facts of many files.
 

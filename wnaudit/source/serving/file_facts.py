@@ -16,9 +16,8 @@ from typing import Callable, Iterable
 
 from ..model import FileSummary
 from ..project import Project
-from ..summary_cache import SummaryCache
-from ..syntax_cache import digest_of
-from . import facts_cache
+from ..facts.kinds import SERVING, ServingOf, digest_of, serving_key
+from ..facts.store import FactStore
 from .ahead import ServingAhead
 from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts
 from .reader import read_serving_facts
@@ -34,14 +33,14 @@ class FileFacts:
 
     def __init__(
         self, project: Project, read: Callable[[Path], "bytes | None"], pools: ProjectPools,
-        cache: "SummaryCache | None" = None, known: "dict[str, ServingFacts] | None" = None, ahead: "ServingAhead | None" = None,
+        cache: "FactStore | None" = None, known: "dict[str, ServingFacts] | None" = None, ahead: "ServingAhead | None" = None,
     ) -> None:
         self._project = project
         self._read = read
         self._pools = pools
         #: Where parsed facts are kept between runs (the summary cache; None: parse every run).
         self._cache = cache
-        #: Facts computed beside the analyses, in the workers (``facts_cache.facts_key`` -> facts).
+        #: Facts computed beside the analyses, in the workers (``facts.kinds.serving_key`` -> facts).
         self._known = known if known is not None else {}  # the same dict: facts kept later are seen here too
         #: Workers parsing the files of a list the index is about to read (``ahead.py``; None: all parsed here).
         self._ahead = ahead
@@ -92,7 +91,7 @@ class FileFacts:
             if analysed is not None:
                 self.adopt_analysis(path, data, analysed)
             if found is not None and self._cache is not None:
-                facts_cache.store(self._cache, key, found)
+                self._cache.keep(SERVING, key, found)
         if found is None:
             try:
                 found = self.parse(path, data)
@@ -101,7 +100,7 @@ class FileFacts:
                 self.failures[path] = error
                 return None
             if self._cache is not None:
-                facts_cache.store(self._cache, key, found)
+                self._cache.keep(SERVING, key, found)
         return found
 
     def read_ahead(self, files: Iterable[Path]) -> None:
@@ -127,11 +126,11 @@ class FileFacts:
     def _key(self, path: Path, data: bytes) -> str:
         """The file's facts key: its bytes' digest, and the module it is (its facts name it)."""
         location = self._project.locate(path)
-        return facts_cache.facts_key(digest_of(data), location.module, location.is_package)
+        return serving_key(ServingOf(digest_of(data), location.module, location.is_package))
 
     def _kept(self, key: str) -> ServingFacts | None:
         """Facts already computed: by the workers beside their analyses, or in the cache."""
-        return self._known.get(key) or (facts_cache.load(self._cache, key) if self._cache is not None else None)
+        return self._known.get(key) or (self._cache.lookup(SERVING, key) if self._cache is not None else None)
 
     def class_of(self, key: Key) -> ClassFacts | None:
         facts = self.get(key[0])

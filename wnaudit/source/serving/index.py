@@ -34,7 +34,7 @@ from typing import Callable, Iterable
 from ..model import FileSummary
 from ..project import ImportBinding, Project
 from ..provisional import provisional
-from ..summary_cache import SummaryCache
+from ..facts.store import FactStore
 from .ahead import ServingAhead
 from .carriers import Carriers
 from .config_builds import ConfigBuilds
@@ -85,7 +85,7 @@ class ServingIndex:
 
     def __init__(
         self, project: Project, read: Callable[[Path], "bytes | None"],
-        imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "SummaryCache | None" = None,
+        imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "FactStore | None" = None,
         walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None, known: "dict[str, ServingFacts] | None" = None,
         configs: "Callable[[Path], dict[str, set[str]]] | None" = None, ahead: "ServingAhead | None" = None,
     ) -> None:

@@ -29,7 +29,7 @@ from .. import construction
 from ..construction import passes
 from ..provisional import provisional
 from ..reading import SourceError, decode
-from ..syntax_cache import digest_of
+from ...common.cache import digest_of
 from .facts import ServingFacts
 
 logger = logging.getLogger(__name__)

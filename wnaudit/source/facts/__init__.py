@@ -1,0 +1,1 @@
+"""Per-file facts by kind: one store (``store.py``) decides hit or miss; each kind is declared once (``kinds.py``)."""
