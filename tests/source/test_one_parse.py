@@ -87,22 +87,3 @@ def test_a_cold_run_parses_each_file_at_most_once(tmp_path: Path, monkeypatch: p
     assert {"base.py", "mid.py", "serve.py", "a_user.py", "layer_2.py"} <= set(parses)  # the files read as code
     assert (len(processes) > 1) == (jobs > 1)  # -j 2: the workers analysed some of the files
     assert {name: n for name, n in parses.items() if n > 1} == {}
-
-
-def test_a_file_the_index_reads_that_names_no_api_is_not_analysed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index reads serving code for its serving facts alone: its analysis costs more than the parse and is rarely asked."""
-    from wnaudit.source.pipeline import analyse
-
-    files = [path.resolve() for path in _project(tmp_path)]
-    analysed: list[str] = []
-    real = analyse.summarize
-
-    def counted(data, path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        analysed.append(Path(path).name)
-        return real(data, path, *args, **kwargs)
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(analyse, "summarize", counted)
-    result = engine.lint_files(files, RunOptions(jobs=1, cache=False))
-    assert any(f.code == "WN110" for f in result.findings)  # the index read serve.py, which serves the model
-    assert "serve.py" not in analysed and "base.py" in analysed

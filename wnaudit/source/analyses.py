@@ -106,19 +106,14 @@ class Analyses:
         return summary
 
     def read_serving(self, path: Path, data: bytes) -> ServingFacts:
-        """WN110's index reading a file it has no facts for; a file naming a catalogue API is analysed by the same parse.
+        """WN110's index reading a file it has no facts for: from the parse that analyses the file too, kept for ``first``.
 
-        The scan analysed every linted file that names an API; what the index reads besides is mostly code that
-        builds, loads or serves a model, and the rules ask for the analysis of few of those (what a name there
-        stands for): on a tree of 19 audio packages, 304 files read here and 56 analyses asked, an analysis costing
-        more than the parse.  Those files are parsed for their serving facts alone (their trees kept when they
-        serve a model, for ``fold_point``), and analysed when asked.  Raises ``READ_ERRORS`` as
-        ``read_serving_facts`` does.
+        The rules ask for the analysis of many of the files the index reads (what a
+        name there stands for); the analysis walk costs a tenth of the parse, so one
+        parse feeds both.  Raises ``READ_ERRORS`` as ``read_serving_facts`` does.
         """
         location = self.project.locate(path)
-        digest, content = self.reads.facts_for(data)
-        if not content.names_api:
-            return self._serving_only(data, path, location, digest)
+        digest = digest_of(data)
         if location.path not in self._first:
             self._first[location.path] = None
             try:
@@ -128,14 +123,6 @@ class Analyses:
                 logger.debug("%s: dependency not analysed: %s", path, error)
         found = self.facts.recall(SERVING, ServingOf.at(digest, location))
         return found if found is not None else read_serving_facts(data, str(path), location.module, location.is_package)
-
-    def _serving_only(self, data: bytes, path: Path, location: Location, digest: bytes) -> ServingFacts:
-        """The file's serving facts from a parse of its own; its trees kept when it puts a model to inference."""
-        trees = PieceTrees(len(data))
-        found = read_serving_facts(data, str(path), location.module, location.is_package, trees)
-        if found.inference:
-            self.kept_trees.keep(digest, trees)
-        return found
 
     def first(self, path: Path, seen: dict[str, str | None] | None = None) -> FileSummary | None:
         """The file's own facts, before names imported from other files are resolved (callers decide it matters).

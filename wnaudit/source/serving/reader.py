@@ -8,7 +8,7 @@ trees another reader parsed (``ServingReader``: one parse of a file feeds both).
 from __future__ import annotations
 
 import ast
-from typing import Iterable, Protocol
+from typing import Iterable
 
 from ...common.gc_pause import cyclic_gc_paused
 from ..analysis import deep_recursion, parse_pieces
@@ -18,12 +18,6 @@ from .flags import Settings
 from .facts import READ_ERRORS, ServingFacts
 from .linker import Linker
 from .slim_trees import shift_lines, slim_nodes
-
-
-class PieceTreesLike(Protocol):
-    """Where a parse's pieces are kept (``kept_trees.PieceTrees``; that module imports this one)."""
-
-    def feed(self, offset: int, tree: ast.Module) -> None: ...
 
 
 def serving_facts(pieces: Iterable[tuple[int, ast.Module]], module: str, is_package: bool) -> ServingFacts:
@@ -83,22 +77,11 @@ class ServingReader:
             return None
 
 
-def read_serving_facts(
-    data: bytes, path: str, module: str, is_package: bool, trees: "PieceTreesLike | None" = None,
-) -> ServingFacts:
+def read_serving_facts(data: bytes, path: str, module: str, is_package: bool) -> ServingFacts:
     """A file's serving facts from its bytes, wherever they are computed (the index, the analyses, the workers).
 
     Any tree CPython can build, as the analysis walks it; no collection rescans the tree meanwhile.
-    ``trees``: also keep the pieces' statements (``kept_trees.PieceTrees``), for the late readers of whole files.
     Raises one of ``READ_ERRORS`` when the file cannot be read as code.
     """
     with deep_recursion(), cyclic_gc_paused():
-        pieces = parse_pieces(decode(data).text, path)
-        if trees is None:
-            return serving_facts(pieces, module, is_package)
-        reader = ServingReader(module, is_package)
-        for offset, tree in pieces:
-            trees.feed(offset, tree)  # moved to the file's lines: the reader then reads it at offset 0
-            reader.feed(0, tree)
-            del tree
-        return reader.finish()
+        return serving_facts(parse_pieces(decode(data).text, path), module, is_package)
