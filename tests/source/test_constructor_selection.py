@@ -11,6 +11,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_files
 
@@ -263,3 +265,30 @@ def test_a_configuration_attribute_set_elsewhere_or_true_keeps_the_finding(tmp_p
     ]
     on = CONFIG_CLASS.replace('up_type = "transpose"', 'up_type = "interp"').replace("use_wn = False", "use_wn = True")
     assert _configured(tmp_path / "b", on) == [13, 22, 25]
+
+
+def test_a_configuration_class_is_parsed_once_for_all_its_attributes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each attribute read (``Config.up_type``, ``Config.use_wn``, ``Config.channels``) looks into the same class:
+    the selection parses its file once, not once per attribute."""
+    import ast
+    import types
+
+    from wnaudit.source.serving import selection
+
+    parsed: list[str] = []
+
+    def counting(source, filename="<unknown>", *args, **kwargs):  # type: ignore[no-untyped-def]
+        parsed.append(str(filename))
+        return ast.parse(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(selection, "ast", types.SimpleNamespace(**{**vars(ast), "parse": counting}))
+    model = CONFIGURED.replace("self.wn = weight_norm", "self.wn = nn.Identity() if Config.channels else weight_norm")
+    root = tmp_path / "proj"
+    (root / "voc").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    files = {"__init__.py": "", "config.py": CONFIG_CLASS, "model.py": model, "serve.py": SERVE_CONFIGURED}
+    for name, text in files.items():
+        (root / "voc" / name).write_text(textwrap.dedent(text).lstrip())
+    result = lint_files(sorted((root / "voc").glob("*.py")), RunOptions(cache=False))
+    assert any(f.code == "WN110" for f in result.findings)
+    assert sum(name.endswith("config.py") for name in parsed) == 1

@@ -73,6 +73,8 @@ class Selection:
         self._values: dict[tuple[Key, str], list[str] | None] = {}
         self._building: dict[Key, list[_Call] | None] = {}
         self._attributes: dict[tuple[Key, str], ast.expr | None] = {}
+        #: file -> its top-level classes by name, for the class-level constants read there (``_classes_of``).
+        self._classes: dict[Path, dict[str, ast.ClassDef]] = {}
 
     def selected(self, start: Key, line: int) -> bool:
         """False only when no construction can pass what the tests guarding ``line`` in ``start`` require."""
@@ -311,14 +313,28 @@ class Selection:
             self._attributes[memo] = self._find_class_attribute(key, attribute)
         return self._attributes[memo]
 
+    def _classes_of(self, file: Path) -> dict[str, ast.ClassDef]:
+        """The file's top-level classes by name, from one parse per run (a configuration class is asked for each of
+        its attributes: a file was parsed 19 times on one tree)."""
+        found = self._classes.get(file)
+        if found is None:
+            data = self._read(file)
+            tree = self._kept(digest_of(data)) if data is not None else None
+            if tree is None and data is not None:
+                try:
+                    tree = ast.parse(decode(data).text, str(file))
+                except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+                    tree = None
+            body = tree.body if tree is not None else []
+            found = self._classes[file] = {}
+            for node in body:
+                if isinstance(node, ast.ClassDef):
+                    found.setdefault(node.name, node)  # the first, as ``next`` over the body found it
+        return found
+
     def _find_class_attribute(self, key: Key, attribute: str) -> ast.expr | None:
-        data = self._read(key[0])
         short = key[1].rpartition(".")[2]
-        try:
-            tree = ast.parse(decode(data).text, str(key[0])) if data is not None else None
-        except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
-        unit = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == short), None) if tree is not None else None
+        unit = self._classes_of(key[0]).get(short)
         if unit is None:
             return None
         values = [
