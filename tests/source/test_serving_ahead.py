@@ -24,8 +24,9 @@ from wnaudit.common.options import RunOptions
 from wnaudit.source import engine
 from wnaudit.source.pipeline import scan
 from wnaudit.source.project import Project
-from wnaudit.source.serving import ahead, index
+from wnaudit.source.serving import ahead
 from wnaudit.source.serving.index import ServingIndex
+from wnaudit.source.serving.units import IndexHooks
 
 
 def _package(root: Path) -> list[Path]:
@@ -36,8 +37,8 @@ def _package(root: Path) -> list[Path]:
     return sorted(package.glob("*.py"))
 
 
-def _index(root: Path, workers: ahead.ServingAhead | None) -> ServingIndex:
-    return ServingIndex(Project([root]), lambda path: path.read_bytes(), lambda path: [], ahead=workers)
+def _index(root: Path, workers: ahead.ServingAhead | None, hooks: IndexHooks = IndexHooks()) -> ServingIndex:
+    return ServingIndex(Project([root]), lambda path: path.read_bytes(), lambda path: [], ahead=workers, hooks=hooks)
 
 
 def _facts_read_ahead(root: Path, serve: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, list[str]]:
@@ -198,8 +199,7 @@ def test_the_workers_analysis_of_a_file_read_ahead_is_the_workspaces_own(tmp_pat
     workspace = new_workspace()
     workers = ahead.ServingAhead(2, facts_and_analysis)
     try:
-        found = _index(tmp_path, workers)
-        found.adopt_analysis = workspace.analyses.adopt_analysis
+        found = _index(tmp_path, workers, IndexHooks(adopt_analysis=workspace.analyses.adopt_analysis))
         found.file_facts.read_ahead([base])
         concurrent.futures.wait(list(workers._futures.values()))
         assert found.facts(base) == _index(tmp_path, None).facts(base)

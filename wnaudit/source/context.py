@@ -81,18 +81,17 @@ class Context:
         """The project-wide serving-path index (WN110), built on first use and shared by the run's files."""
         if self._serving is None:
             from .serving.index import ServingIndex
+            from .serving.units import IndexHooks
 
             workspace, facts = self.workspace, self.workspace.facts
             reads, analyses, settings = workspace.reads, workspace.analyses, workspace.settings
+            hooks = IndexHooks(
+                analyses.read_serving, analyses.adopt_analysis, analyses.kept_trees.tree, settings.excluded, self._modern_only,
+            )
             self._serving = ServingIndex(
                 workspace.project, reads.source_bytes, workspace.scan.import_edges, facts if facts.persistent else None,
-                reads.project_files, facts.memory(SERVING), reads.config_targets, workspace.serving_ahead,
+                reads.project_files, facts.memory(SERVING), reads.config_targets, workspace.serving_ahead, hooks,
             )
-            self._serving.excluded = settings.excluded
-            self._serving.parse_facts = analyses.read_serving
-            self._serving.kept_tree = analyses.kept_trees.tree
-            self._serving.adopt_analysis = analyses.adopt_analysis
-            self._serving.modern_only = self._modern_only
             self._serving.declare(settings.serving_entries, settings.config_root)
         return self._serving
 

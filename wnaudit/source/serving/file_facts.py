@@ -14,16 +14,15 @@ import logging
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..model import FileSummary
 from ..project import Project
 from ..facts.kinds import SERVING, ServingOf, digest_of, serving_key
 from ..facts.store import FactStore
 from .ahead import ServingAhead
 from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts
 from .reader import read_serving_facts
-from .flags import NOT_KNOWN, ProjectFlags, config_files
+from .flags import NOT_KNOWN, NotKnown, ProjectFlags, config_files
 from .pools import ProjectPools
-from .units import Key
+from .units import IndexHooks, Key
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +33,7 @@ class FileFacts:
     def __init__(
         self, project: Project, read: Callable[[Path], "bytes | None"], pools: ProjectPools,
         cache: "FactStore | None" = None, known: "dict[str, ServingFacts] | None" = None, ahead: "ServingAhead | None" = None,
+        hooks: IndexHooks = IndexHooks(),
     ) -> None:
         self._project = project
         self._read = read
@@ -54,11 +54,8 @@ class FileFacts:
         self._flags: dict[Path, ProjectFlags] = {}
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures: dict[Path, Exception] = {}
-        #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
-        #: parse); raises ``READ_ERRORS``.
-        self.parse: Callable[[Path, bytes], ServingFacts] = self._parse
-        #: Takes the analysis a worker made of a file beside its facts (the workspace's ``adopt_analysis``).
-        self.adopt_analysis: Callable[[Path, bytes, FileSummary], None] = lambda path, data, summary: None
+        self._parse_file = hooks.parse or self._parse
+        self._adopt_analysis = hooks.adopt_analysis
 
     def get(self, path: Path) -> ServingFacts | None:
         """The file's facts, flag-guarded folds the project never turns on left out (None: not read, or not code)."""
@@ -89,12 +86,12 @@ class FileFacts:
             found = self._ahead.take(key)
             analysed = self._ahead.analysis(key)
             if analysed is not None:
-                self.adopt_analysis(path, data, analysed)
+                self._adopt_analysis(path, data, analysed)
             if found is not None and self._cache is not None:
                 self._cache.keep(SERVING, key, found)
         if found is None:
             try:
-                found = self.parse(path, data)
+                found = self._parse_file(path, data)
             except READ_ERRORS as error:
                 logger.debug("%s: not read for the serving path: %s", path, error)
                 self.failures[path] = error
@@ -163,7 +160,7 @@ class FileFacts:
             flags = self._flags[pool.root] = ProjectFlags(python, config_files(pool.root), self._known_settings)
         return flags.on(flag)
 
-    def _known_settings(self, path: Path, data: bytes) -> dict[str, bool] | None:
+    def _known_settings(self, path: Path, data: bytes) -> dict[str, bool] | None | NotKnown:
         """What the file's code sets (``flags.py``), from facts this run has read or kept: ``flags.NOT_KNOWN`` else.
 
         A file the index has read, or the workers or an earlier run, is not parsed again for its flags.

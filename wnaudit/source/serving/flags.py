@@ -53,11 +53,14 @@ def config_files(root: Path) -> list[Path]:
     return found[:_MAX_CONFIG_FILES]
 
 
-#: What ``KnownSettings`` answers for a file whose serving facts are not read yet (its settings are parsed here).
-NOT_KNOWN: dict[str, bool] = {}
+class NotKnown:
+    """What ``KnownSettings`` answers for a file whose serving facts are not read yet (its settings are parsed here)."""
+
+
+NOT_KNOWN = NotKnown()
 #: A file's settings where its serving facts are known: ``ServingFacts.settings``, None where it does not parse,
-#: else ``NOT_KNOWN`` (the very object).
-KnownSettings = Callable[[Path, bytes], "dict[str, bool] | None"]
+#: else ``NOT_KNOWN``.
+KnownSettings = Callable[[Path, bytes], "dict[str, bool] | None | NotKnown"]
 #: A word as the index holds it: letters, digits, ``_`` and any non-ASCII byte, joined by ``-`` (``--fold-weight-norm``).
 _WORD = re.compile(rb"[A-Za-z0-9_\x80-\xff]+(?:-[A-Za-z0-9_\x80-\xff]+)*")
 
@@ -80,7 +83,7 @@ class ProjectFlags:
         self._known = known
         self._configs: Iterable[Path] | None = configs
         self._code: dict[bytes, list[tuple[Path, bytes]]] = {}
-        self._shipped: dict[bytes, list[tuple[Path, str]]] = {}
+        self._shipped: dict[bytes, list[str]] = {}
         self._answers: dict[str, bool] = {}
 
     def on(self, flag: str) -> bool:
@@ -98,10 +101,10 @@ class ProjectFlags:
                     self._code.setdefault(word, []).append((path, data))
             self._python = None
         if self._configs is not None:
-            for path, data in _read_configs(self._configs):
+            for data in _read_configs(self._configs):
                 text = data.decode("utf-8", errors="replace")
                 for word in _words(data):
-                    self._shipped.setdefault(word, []).append((path, text))
+                    self._shipped.setdefault(word, []).append(text)
             self._configs = None
 
     def _on(self, flag: str) -> bool:
@@ -111,12 +114,12 @@ class ProjectFlags:
         set_off = False  # some value is shown, and every one so far is a false constant
         for path, data in holding.values():
             known = self._known(path, data) if self._known is not None else NOT_KNOWN
-            found = _kept_settings(path, data) if known is NOT_KNOWN else known
+            found = _kept_settings(path, data) if isinstance(known, NotKnown) else known
             if found is None or found.get(flag):
                 return True
             set_off = set_off or flag in found
         pattern = re.compile(rf"""^\s*(?:-\s+)?["']?{re.escape(flag)}["']?\s*[:=]\s*(?P<value>[^,#\n]*)""", re.MULTILINE)
-        for _, text in self._shipped.get(word, ()):
+        for text in self._shipped.get(word, ()):
             for match in pattern.finditer(text):
                 if _word(match["value"]) is not False:
                     return True
@@ -131,10 +134,10 @@ def _words(data: bytes) -> set[bytes]:
     return words
 
 
-def _read_configs(configs: Iterable[Path]) -> Iterator[tuple[Path, bytes]]:
+def _read_configs(configs: Iterable[Path]) -> Iterator[bytes]:
     for path in configs:
         try:
-            yield path, read_regular_file(str(path), DEFAULT_MAX_SOURCE_BYTES)
+            yield read_regular_file(str(path), DEFAULT_MAX_SOURCE_BYTES)
         except (OSError, FileRefused) as error:
             logger.debug("%s: not read: %s", path, error)
 

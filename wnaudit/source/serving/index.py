@@ -25,13 +25,11 @@ builders of a start (``carriers.py``), the files that serve it
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..model import FileSummary
 from ..project import ImportBinding, Project
 from ..provisional import provisional
 from ..facts.store import FactStore
@@ -54,7 +52,7 @@ from .resolver import Resolver
 from .selection import Selection
 from .serving_files import ServingFiles
 from .sites import InferenceSites, parts_read
-from .units import CONSTRUCTION, Key, Site, short
+from .units import CONSTRUCTION, IndexHooks, Key, Site, short
 from .walk import project_files
 
 
@@ -88,27 +86,17 @@ class ServingIndex:
         imports: Callable[[Path], "Iterable[tuple[ImportBinding, Path]]"], cache: "FactStore | None" = None,
         walk: "Callable[[Path, bool], tuple[Path, ...]] | None" = None, known: "dict[str, ServingFacts] | None" = None,
         configs: "Callable[[Path], dict[str, set[str]]] | None" = None, ahead: "ServingAhead | None" = None,
+        hooks: IndexHooks = IndexHooks(),
     ) -> None:
         self.project = project
         self.pools = ProjectPools(project, read, imports, walk or (lambda root, whole: tuple(project_files(root, whole))))
         #: The one place a file's facts come from (known -> cache -> workers -> parse: ``FileFacts._find``).
-        self.file_facts = FileFacts(project, read, self.pools, cache, known, ahead)
+        self.file_facts = FileFacts(project, read, self.pools, cache, known, ahead, hooks)
         #: Files the index had to read as code and could not parse (the engine reports those it lints).
         self.failures = self.file_facts.failures
-        #: How a file no one gave facts for is parsed (the workspace's ``read_serving``: its analysis from the same
-        #: parse); raises ``READ_ERRORS``.
-        self.parse_facts: Callable[[Path, bytes], ServingFacts] = self.file_facts.parse
-        self.file_facts.parse = lambda path, data: self.parse_facts(path, data)
-        #: Takes the analysis a worker made of a file beside its facts (the workspace's ``adopt_analysis``).
-        self.adopt_analysis: Callable[[Path, bytes, FileSummary], None] = lambda path, data, summary: None
-        self.file_facts.adopt_analysis = lambda path, data, summary: self.adopt_analysis(path, data, summary)
-        #: A whole-file tree the analysis kept, by the digest of the bytes (``kept_trees``; None: parse the file).
-        self.kept_tree: Callable[[bytes], ast.Module | None] = lambda digest: None
-        #: ``exclude`` patterns in force (``Config.is_path_excluded``): an excluded file is never an inference site.
-        self.excluded: Callable[[Path], bool] = lambda path: False
-        #: Whether a start applies only the modern weight norm (the context's styles): then a fold by the legacy
-        #: remover alone folds nothing (it raises, and WN101 reports it).
-        self.modern_only: Callable[[Key], bool] = lambda key: False
+        self._modern_only = hooks.modern_only
+        #: A whole-file tree the analysis kept (``IndexHooks.kept_tree``), for the fold point's reader too.
+        self.kept_tree = hooks.kept_tree
         self.resolver = Resolver(project, self.file_facts, self.pools.mentions)
         self.configs = ConfigBuilds(self.pools, self.file_facts, self.resolver, read, configs or config_targets)
         self.carried = Carried()
@@ -119,12 +107,11 @@ class ServingIndex:
         self.origin = ModelOrigin(self.file_facts, self.resolver)
         self.folds = FoldFinder(self.pools, self.file_facts, self.resolver, self.references, self.origin)
         self.method_folds = MethodFolds(self.file_facts, self.resolver, self.references, self.folds, self.carried)
-        excluded = lambda path: self.excluded(path)  # read when asked: the context sets it after building
         self.sites = InferenceSites(
-            self.pools, self.file_facts, self.resolver, self.references, self.folds, self.carried, excluded,
+            self.pools, self.file_facts, self.resolver, self.references, self.folds, self.carried, hooks.excluded,
         )
         self.placement = FoldPlacement(
-            self.file_facts, self.resolver, self.references, self.origin, self.folds, self.entries, excluded,
+            self.file_facts, self.resolver, self.references, self.origin, self.folds, self.entries, hooks.excluded,
         )
         self.evidence = Evidence(self.file_facts, self.references, self.folds)
         self._verdicts: dict[Key, Served | None] = {}
@@ -132,7 +119,7 @@ class ServingIndex:
         self.summaries = self.folds.summaries
         #: Which guarded applications the project's constructions select (``selection.py``).
         self.selection = Selection(
-            self.facts, read, self.lookup, self.pools.files_mentioning, lambda digest: self.kept_tree(digest),
+            self.facts, read, self.lookup, self.pools.files_mentioning, hooks.kept_tree,
         )
 
     # -- what the rules and the project model ask -----------------------------------------------
@@ -207,7 +194,7 @@ class ServingIndex:
         return result
 
     def _served(self, start: Key) -> Served | None:
-        modern = self.folds.modern = self.modern_only(start)
+        modern = self.folds.modern = self._modern_only(start)
         pool = self.pools.pool(start[0])
         carriers = self.builders.of(start)
         classes = {k for k in carriers if self.file_facts.class_of(k) is not None}
