@@ -23,6 +23,7 @@ import pytest
 from tests.source.test_derived_cache import BASE, MID
 from wnaudit.common.options import RunOptions
 from wnaudit.source import engine
+from wnaudit.source.serving import flags
 
 #: Serves ``Mid`` (built from ``base``'s weight-normed class) without folding it: a WN110 finding.
 SERVE_EVAL = "from .mid import Mid\n\n\ndef serve():\n    model = Mid()\n    model.eval()\n    return model\n"
@@ -87,3 +88,38 @@ def test_a_cold_run_parses_each_file_at_most_once(tmp_path: Path, monkeypatch: p
     assert {"base.py", "mid.py", "serve.py", "a_user.py", "layer_2.py"} <= set(parses)  # the files read as code
     assert (len(processes) > 1) == (jobs > 1)  # -j 2: the workers analysed some of the files
     assert {name: n for name, n in parses.items() if n > 1} == {}
+
+
+#: A configuration the linted files import but that is not linted: WN110's flag reader parses it (it holds the
+#: flag's word), then the rules analyse it (what ``load_config`` stands for).
+CONFIG = "class Config:\n    fold_weight_norm = True\n\n\ndef load_config():\n    return Config()\n"
+#: Folds under the configuration's flag: the flag reader is asked whether the project turns it on.
+SERVE_FLAGGED = (
+    "from torch.nn.utils.parametrize import remove_parametrizations\n\nfrom .base import Base\n"
+    "from .config import load_config\n\n\ndef serve():\n    cfg = load_config()\n    model = Base()\n"
+    "    if cfg.fold_weight_norm:\n        remove_parametrizations(model.conv, 'weight')\n    model.eval()\n"
+    "    return model\n"
+)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_the_flag_reader_parsed_is_not_parsed_again_for_its_analysis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int,
+) -> None:
+    package = tmp_path / "voc"
+    package.mkdir()
+    for name, text in {"__init__.py": "", "base.py": BASE, "config.py": CONFIG, "serve.py": SERVE_FLAGGED}.items():
+        (package / name).write_text(text)
+    linted = [(package / name).resolve() for name in ("base.py", "serve.py")]
+    log = tmp_path / "parses.jsonl"
+    monkeypatch.chdir(tmp_path)
+    _observe_parses(monkeypatch, log)
+    flag_reads: list[str] = []
+    real_settings = flags._python_settings
+    monkeypatch.setattr(flags, "_SETTINGS", {})
+    monkeypatch.setattr(flags, "_python_settings", lambda path, data: flag_reads.append(path.name) or real_settings(path, data))
+    engine.lint_files(linted, RunOptions(jobs=jobs, cache=False))
+    monkeypatch.undo()
+    assert "config.py" in flag_reads  # the flag reader parsed it
+    parses, _ = _parses_per_file([*linted, (package / "config.py").resolve()], log)
+    assert parses == {"base.py": 1, "serve.py": 1, "config.py": 1}

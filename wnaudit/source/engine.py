@@ -20,6 +20,7 @@ from ..common.config import Config
 from ..common.findings import Finding, InputError, RunResult
 from ..common.gc_pause import fewer_collections, long_lived_heap
 from ..common.options import RunOptions
+from .analysis import parsed_ahead
 from .context import Context
 from .diff import unified_patch
 from .fixer import FixError, apply_fixes
@@ -84,7 +85,10 @@ def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
     with fewer_collections(), long_lived_heap() as settle:  # long-lived facts would be walked collection after collection
-        return _lint_files(files, options, settle)
+        try:
+            return _lint_files(files, options, settle)
+        finally:
+            parsed_ahead.forget()  # trees parsed ahead that the run never analysed are not kept past it
 
 
 def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None]) -> RunResult:

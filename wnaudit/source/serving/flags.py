@@ -21,7 +21,9 @@ from typing import Callable, Iterable, Iterator
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
+from ..analysis import parsed_ahead
 from ..ast_visitor import Visitor
+from ..reading import SourceError, decode
 from .walk import MAX_PROJECT_FILES, skipped
 
 logger = logging.getLogger(__name__)
@@ -164,12 +166,14 @@ def _kept_settings(path: Path, data: bytes) -> dict[str, bool] | None:
 def _python_settings(path: Path, data: bytes) -> dict[str, bool] | None:
     """Every name the file's code gives a value, and whether one of its values may be on (None: unparsable)."""
     try:
-        tree = ast.parse(data, str(path))
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        text = decode(data).text
+        tree = ast.parse(text, str(path))
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
         logger.debug("%s: not read for configuration flags: %s", path, error)
         return None  # the file may set any flag: not known
     settings = Settings()
     settings.visit(tree)
+    parsed_ahead.offer(text, tree)  # the rules often analyse the file next: it is not parsed again
     return settings.found
 
 
