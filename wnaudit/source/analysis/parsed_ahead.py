@@ -23,7 +23,7 @@ import ast
 from ..reading import SourceError, decode
 
 #: Source characters whose trees wait at most (a tree is about 60 bytes per character: about 60 MiB).
-WAITING_CHARS = 1 << 20
+WAITING_CHARS = 1 << 22
 #: A file bigger than this is not offered (the analysis parses a big file in pieces to bound its memory).
 LARGEST_OFFERED = 1 << 17
 

@@ -81,14 +81,7 @@ class FileFacts:
     def _find(self, path: Path, data: bytes) -> ServingFacts | None:
         """Known, cached, from the workers, or parsed here (kept in the cache); None where the file does not parse."""
         key = self._key(path, data)
-        found = self._kept(key)
-        if found is None and self._ahead is not None:
-            found = self._ahead.take(key)
-            analysed = self._ahead.analysis(key)
-            if analysed is not None:
-                self._adopt_analysis(path, data, analysed)
-            if found is not None and self._cache is not None:
-                self._cache.keep(SERVING, key, found)
+        found = self._kept(key) or self._from_ahead(path, data, key)
         if found is None:
             try:
                 found = self._parse_file(path, data)
@@ -98,6 +91,18 @@ class FileFacts:
                 return None
             if self._cache is not None:
                 self._cache.keep(SERVING, key, found)
+        return found
+
+    def _from_ahead(self, path: Path, data: bytes, key: str) -> ServingFacts | None:
+        """The facts a worker parsed (waited for once started; kept), and its analysis adopted; None: parse here."""
+        if self._ahead is None:
+            return None
+        found = self._ahead.take(key)
+        analysed = self._ahead.analysis(key)
+        if analysed is not None:
+            self._adopt_analysis(path, data, analysed)
+        if found is not None and self._cache is not None:
+            self._cache.keep(SERVING, key, found)
         return found
 
     def read_ahead(self, files: Iterable[Path]) -> None:
@@ -163,13 +168,15 @@ class FileFacts:
     def _known_settings(self, path: Path, data: bytes) -> dict[str, bool] | None | NotKnown:
         """What the file's code sets (``flags.py``), from facts this run has read or kept: ``flags.NOT_KNOWN`` else.
 
-        A file the index has read, or the workers or an earlier run, is not parsed again for its flags.
+        A file the index has read, or the workers or an earlier run, is not parsed again for its flags; nor is one
+        a worker is parsing for the index (waited for).
         """
         if path in self._facts:
             found = self._unflagged.get(path, self._facts[path])
             if found is not None or path in self.failures:
                 return found.settings if found is not None else None
-        found = self._kept(self._key(path, data))
+        key = self._key(path, data)
+        found = self._kept(key) or (self._from_ahead(path, data, key) if path in self._announced else None)
         return found.settings if found is not None else NOT_KNOWN
 
     def _parse(self, path: Path, data: bytes) -> ServingFacts:
