@@ -123,3 +123,57 @@ def test_a_file_the_flag_reader_parsed_is_not_parsed_again_for_its_analysis(
     assert "config.py" in flag_reads  # the flag reader parsed it
     parses, _ = _parses_per_file([*linted, (package / "config.py").resolve()], log)
     assert parses == {"base.py": 1, "serve.py": 1, "config.py": 1}
+
+
+def test_with_workers_a_linted_file_the_import_scan_reads_is_parsed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``a_base`` and ``a_layer`` go to the workers first; ``b_user`` imports ``a_base``, so the prefilter's import
+    scan (in the main process) asks for ``a_base``'s analysis while a worker has it; the serving code then has
+    WN110's readers read ``a_base``'s whole tree (its class applies the norm)."""
+    package = tmp_path / "voc"
+    package.mkdir()
+    files = {
+        "__init__.py": "", "a_base.py": BASE, "a_layer.py": LAYER, "b_user.py": USER.replace(".base", ".a_base"),
+        "c_serve.py": "from .a_base import Base\n\n\ndef serve():\n    model = Base()\n    model.eval()\n    return model\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    linted = sorted(path.resolve() for path in package.glob("*.py"))
+    log = tmp_path / "parses.jsonl"
+    monkeypatch.chdir(tmp_path)
+    _observe_parses(monkeypatch, log)
+    result = engine.lint_files(linted, RunOptions(jobs=2, cache=False))
+    monkeypatch.undo()
+    assert any(f.code == "WN110" for f in result.findings)
+    parses, processes = _parses_per_file(linted, log)
+    assert len(processes) > 1
+    assert {name: n for name, n in parses.items() if n > 1} == {}
+
+
+#: Defines a name its importers call: completing ``a_model``'s analysis reads this file's (is ``make`` a torch API?).
+COMPAT = "from torch.nn.utils import weight_norm\n\n\ndef make(channels):\n    return channels\n"
+#: Applies the norm and calls ``b_compat``'s ``make``, which stands for no torch API (no second analysis).
+MODEL = (
+    "import torch.nn as nn\nfrom torch.nn.utils.parametrizations import weight_norm\n\nfrom .b_compat import make\n\n\n"
+    "class Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.a = weight_norm(nn.Conv1d(make(2), 2, 3))\n"
+)
+
+
+def test_with_workers_completing_one_file_reads_another_s_analysis_without_a_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both files are analysed by the workers; ``a_model`` is completed first and asks for ``b_compat``'s analysis."""
+    package = tmp_path / "voc"
+    package.mkdir()
+    for name, text in {"__init__.py": "", "a_model.py": MODEL, "b_compat.py": COMPAT, "c_layer.py": LAYER}.items():
+        (package / name).write_text(text)
+    linted = sorted(path.resolve() for path in package.glob("*.py"))
+    log = tmp_path / "parses.jsonl"
+    monkeypatch.chdir(tmp_path)
+    _observe_parses(monkeypatch, log)
+    engine.lint_files(linted, RunOptions(jobs=2, cache=False))
+    monkeypatch.undo()
+    parses, processes = _parses_per_file(linted, log)
+    assert len(processes) > 1
+    assert {"a_model.py", "b_compat.py"} <= set(parses)
+    assert {name: n for name, n in parses.items() if n > 1} == {}
