@@ -74,7 +74,7 @@ class Context:
         if self._model is None:
             from .project_model import ProjectModel
 
-            self._model = ProjectModel(self, self.workspace.reads.source_bytes)
+            self._model = ProjectModel(self, self.workspace.reads.source_bytes, self.workspace.facts)
         return self._model
 
     def serving(self) -> "ServingIndex":
