@@ -64,7 +64,7 @@ def test_a_flag_is_a_whole_word_and_a_command_line_option_is_found_dashed(tmp_pa
         (tmp_path / "users.py", b"users = [\n"),  # does not parse, holds "use" only inside a longer word
         (tmp_path / "use.py", b"use = False\n"),
     ]
-    project = flags.ProjectFlags(code, [config])
+    project = flags.ProjectFlags(code, [config.read_bytes()])
     assert project.on("fold_weight_norm") is True  # the option may turn it on
     assert project.on("use") is False  # the file that cannot say does not hold the word
     assert project.on("use_norm") is False  # set off by the shipped config

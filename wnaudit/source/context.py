@@ -87,6 +87,7 @@ class Context:
             reads, analyses, settings = workspace.reads, workspace.analyses, workspace.settings
             hooks = IndexHooks(
                 analyses.read_serving, analyses.adopt_analysis, analyses.kept_trees.tree, settings.excluded, self._modern_only,
+                reads.flag_configs,
             )
             self._serving = ServingIndex(
                 workspace.project, reads.source_bytes, workspace.scan.import_edges, facts if facts.persistent else None,

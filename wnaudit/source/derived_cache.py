@@ -52,13 +52,14 @@ from .content import ContentFacts, defined_names, encode, facts_of
 from .project import kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
+from .serving.flags import config_files, read_config
 from .serving.walk import project_file_names
 from .facts.kinds import SERVED, Verdict
 from .facts.store import FactKind, FactStore
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = 4
+_FORMAT = 5
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -230,7 +231,7 @@ class _Disk:
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
 SCAN_KINDS = ("files", "dirs", "exists", "listings", "contents", "definitions", "reads")
-SERVING_KINDS = ("serving_reads", "walks", "configs")
+SERVING_KINDS = ("serving_reads", "walks", "configs", "config_walks", "config_reads")
 
 
 @dataclass
@@ -252,6 +253,10 @@ class Observations:
     walks: dict[str, list[str]] = field(default_factory=dict)  # "0"/"1" + root -> the project walk's files
     #: directory -> what its YAML configs build, by key path (``serving.configs.config_targets``, as lists).
     configs: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    #: project root -> the YAML/JSON configs under it that WN110's flag reader read (``flags.config_files``).
+    config_walks: dict[str, list[str]] = field(default_factory=dict)
+    #: config -> the digest of its bytes as the flag reader reads them (``flags.read_config``; None: not read).
+    config_reads: dict[str, str | None] = field(default_factory=dict)
 
     def part(self, kinds: tuple[str, ...]) -> dict[str, dict]:
         return {kind: getattr(self, kind) for kind in kinds}
@@ -303,6 +308,8 @@ class Observations:
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
             "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of)) == seen,
             "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
+            "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key))] == seen,
+            "config_reads": lambda key, seen: content_digest(read_config(Path(key))) == seen,
         }
         try:
             for kind in kinds:

@@ -20,7 +20,7 @@ from ..facts.store import FactStore
 from .ahead import ServingAhead
 from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts
 from .reader import read_serving_facts
-from .flags import NOT_KNOWN, NotKnown, ProjectFlags, config_files
+from .flags import NOT_KNOWN, NotKnown, ProjectFlags
 from .pools import ProjectPools
 from .units import IndexHooks, Key
 
@@ -56,6 +56,7 @@ class FileFacts:
         self.failures: dict[Path, Exception] = {}
         self._parse_file = hooks.parse or self._parse
         self._adopt_analysis = hooks.adopt_analysis
+        self._flag_configs = hooks.flag_configs
 
     def get(self, path: Path) -> ServingFacts | None:
         """The file's facts, flag-guarded folds the project never turns on left out (None: not read, or not code)."""
@@ -162,7 +163,7 @@ class FileFacts:
         flags = self._flags.get(pool.root)
         if flags is None:
             python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
-            flags = self._flags[pool.root] = ProjectFlags(python, config_files(pool.root), self._known_settings)
+            flags = self._flags[pool.root] = ProjectFlags(python, self._flag_configs(pool.root), self._known_settings)
         return flags.on(flag)
 
     def _known_settings(self, path: Path, data: bytes) -> dict[str, bool] | None | NotKnown:
