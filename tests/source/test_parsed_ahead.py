@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.source.test_derived_cache import BASE
+from wnaudit.common.options import RunOptions
+from wnaudit.source import engine
 from wnaudit.source.analysis import CHUNK_CHARS, parsed_ahead
 from wnaudit.source.pipeline.analyse import summarize
 
@@ -77,3 +81,26 @@ def test_trees_wait_within_the_budget_oldest_dropped_first(monkeypatch: pytest.M
     assert [parsed_ahead.waits_for(text.encode()) for text in texts] == [False, False, True, True]
     parsed_ahead.forget()
     assert not any(parsed_ahead.waits_for(text.encode()) for text in texts)
+
+
+def test_what_a_run_offered_and_did_not_take_goes_at_its_end() -> None:
+    text = HEAD + LAYER.format(n=1)
+    with parsed_ahead.for_one_run():
+        parsed_ahead.offer(text, ast.parse(text))
+        assert parsed_ahead.waits_for(text.encode())
+    assert not parsed_ahead.waits_for(text.encode())
+
+
+@pytest.mark.parametrize("entrance", ["lint_source", "fix_source", "lint_files"])
+def test_every_entrance_drops_its_waiting_trees(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entrance: str) -> None:
+    """An editor lints buffer after buffer in one process: what the flag reader offered and no analysis took goes."""
+    path = tmp_path / "voc.py"
+    path.write_text(BASE)
+    dropped: list[bool] = []
+    real = parsed_ahead.forget
+    monkeypatch.setattr(parsed_ahead, "forget", lambda: dropped.append(True) or real())
+    if entrance == "lint_files":
+        engine.lint_files([path], RunOptions(jobs=1, cache=False))
+    else:
+        getattr(engine, entrance)(BASE, str(path))
+    assert dropped == [True]

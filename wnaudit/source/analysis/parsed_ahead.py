@@ -19,6 +19,8 @@ memory until the budget pushes it out, and one dropped is parsed again.
 from __future__ import annotations
 
 import ast
+import contextlib
+from collections.abc import Iterator
 
 from ..reading import SourceError, decode
 
@@ -73,3 +75,12 @@ def forget() -> None:
     global _chars
     _waiting.clear()
     _chars = 0
+
+
+@contextlib.contextmanager
+def for_one_run() -> Iterator[None]:
+    """Around a run: the trees it offered and did not take are dropped at its end (an editor lints for hours)."""
+    try:
+        yield
+    finally:
+        forget()
