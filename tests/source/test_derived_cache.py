@@ -230,6 +230,33 @@ def test_a_shipped_config_that_turns_the_fold_s_flag_on_is_seen(tmp_path: Path, 
     assert _answer(paths) == _answer(paths, cache=False) == []
 
 
+def test_a_warm_check_does_not_read_a_config_whose_stat_is_the_same(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its stat key is kept as a source file's is: an unchanged config is not read again (an edited one is)."""
+    from wnaudit.source import derived_cache
+
+    project = tmp_path / "proj"  # its own root: the cache's files (under ``tmp_path``) are no configs of it
+    package = project / "voc"
+    package.mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    for name, text in {"__init__.py": "", "base.py": BASE, "serve.py": SERVE_FLAGGED}.items():
+        (package / name).write_text(text)
+    config = package / "config.yaml"
+    config.write_text("fold_weight_norm: false\n")
+    paths = sorted(package.glob("*.py"))
+    monkeypatch.setattr("wnaudit.common.cache.RACY_NS", 0)  # a stat taken now vouches for the bytes (no 3 s wait)
+    cold = _answer(paths)
+    read: list[str] = []
+    real = derived_cache.read_config
+    monkeypatch.setattr(derived_cache, "read_config", lambda path: read.append(path.name) or real(path))
+    assert _answer(paths) == cold
+    assert read == []
+    config.write_text("fold_weight_norm: true\n")  # another size: another stat
+    assert _answer(paths) == []
+    assert read == ["config.yaml"]
+
+
 def test_an_edit_inside_a_function_keeps_the_scan_and_drops_only_the_serving_part(tmp_path: Path) -> None:
     """Only flags and imports were used of a file: a new body holds; a new import does not."""
     from wnaudit.source.content import facts_of

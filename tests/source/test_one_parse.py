@@ -177,3 +177,26 @@ def test_with_workers_completing_one_file_reads_another_s_analysis_without_a_par
     assert len(processes) > 1
     assert {"a_model.py", "b_compat.py"} <= set(parses)
     assert {name: n for name, n in parses.items() if n > 1} == {}
+
+
+#: An expression nested about 1,000 levels deep: CPython parses it, the default recursion limit does not walk it.
+DEEP = " + ".join(["1"] * 1000)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_deeply_nested_model_and_serving_files_keep_their_findings(tmp_path: Path, jobs: int) -> None:
+    """A worker sends the model file's tree pickled (the pickler recursed past the limit: the run crashed at -j 2);
+    the fold point walks the serving file's tree (it raised RecursionError: the model's findings were left out)."""
+    package = tmp_path / "voc"
+    package.mkdir()
+    files = {
+        "__init__.py": "", "a_layer.py": LAYER, "b_model.py": BASE + f"\n\nTABLE = {DEEP}\n",
+        "c_serve.py": "from .b_model import Base\n\n\nclass Server:\n    def __init__(self):\n        self.vocoder = Base()\n"
+                      f"        self.table = {DEEP}\n\n    def run(self, x):\n        self.vocoder.eval()\n"
+                      "        return self.vocoder(x)\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    result = engine.lint_files(sorted(package.glob("*.py")), RunOptions(jobs=jobs, cache=False))
+    assert result.errors == []
+    assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("a_layer.py", "WN103"), ("b_model.py", "WN110")]

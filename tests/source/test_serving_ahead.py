@@ -225,7 +225,10 @@ def test_the_flag_reader_takes_the_settings_of_a_file_a_worker_is_parsing(tmp_pa
         parsed: list[str] = []
         monkeypatch.setattr(flags, "_python_settings", lambda path, data: parsed.append(path.name) or {})
         settings = index.file_facts._known_settings(config, config.read_bytes())
+        parsed_for_facts = _parsed_by_the_index(monkeypatch)
+        facts = index.facts(config)  # the index reads the file later: the worker's facts, kept with no cache too
     finally:
         workers.close()
     assert settings == {"fold_weight_norm": False}
-    assert parsed == []
+    assert parsed == [] and parsed_for_facts == []
+    assert facts is not None and facts.settings == settings

@@ -81,6 +81,10 @@ def read_source_file(path: Path | str) -> bytes | None:
         return None
 
 
+def _read_config_at(path: str) -> bytes | None:
+    return read_config(Path(path))
+
+
 def content_digest(data: bytes | None) -> str | None:
     return None if data is None else digest_of(data).hex()
 
@@ -129,7 +133,13 @@ class _Disk:
 
     def digest(self, path: str) -> str | None:
         if path not in self.digests:
-            self.digests[path] = self._digest(path)
+            self.digests[path] = self._digest(path, read_source_file)
+        return self.digests[path]
+
+    def config_digest(self, path: str) -> str | None:
+        """``digest`` of a shipped config as the flag reader reads it (``flags.read_config``: bounded, regular)."""
+        if path not in self.digests:
+            self.digests[path] = self._digest(path, _read_config_at)
         return self.digests[path]
 
     def stat_of(self, path: str) -> os.stat_result:
@@ -144,17 +154,17 @@ class _Disk:
             self._stamps[path] = take_stamp(path)
         return self._stamps[path]
 
-    def _digest(self, path: str) -> str | None:
+    def _digest(self, path: str, read: Callable[[str], bytes | None]) -> str | None:
         taken = self._taken(path)
         if taken is not None and not stat.S_ISREG(taken.status.st_mode):
             taken = None  # not a regular file (``stamp``)
         if taken is None:
-            return content_digest(read_source_file(path))
+            return content_digest(read(path))
         entry = self.known.get(path)
         if entry is not None and same_stat(entry, taken.status):
             self.fresh[path] = entry
             return entry[5]  # type: ignore[no-any-return]
-        digest = content_digest(read_source_file(path))
+        digest = content_digest(read(path))
         key = stat_key(taken, digest) if digest is not None else None
         if key is not None:
             self.fresh[path] = key
@@ -309,7 +319,7 @@ class Observations:
             "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of)) == seen,
             "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
             "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key))] == seen,
-            "config_reads": lambda key, seen: content_digest(read_config(Path(key))) == seen,
+            "config_reads": lambda key, seen: disk.config_digest(key) == seen,
         }
         try:
             for kind in kinds:
@@ -473,7 +483,9 @@ class DerivedAnswers:
 
     def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
         """The stat keys worth keeping: of the files the observations name (this run's first)."""
-        named = set().union(*(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads")))
+        named = set().union(
+            *(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads", "config_reads"))
+        )
         merged = {**self._stats_known, **self._stats}
         return {path: merged[path] for path in sorted(named & merged.keys())}
 

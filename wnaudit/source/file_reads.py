@@ -22,11 +22,11 @@ from .derived_cache import (
     read_source_file,
     stamp,
 )
-from .facts.kinds import CONTENT, Blob
+from .facts.kinds import CONTENT, Blob, digest_of
 from .facts.store import FactStore
 from .project import Project
 from .serving.configs import config_targets, plain_targets
-from .serving.flags import read_configs
+from .serving.flags import config_files, read_config
 from .serving.walk import project_files
 
 
@@ -122,8 +122,16 @@ class FileReads:
         key = str(root)
         found = self._flag_configs.get(key)
         if found is None:
-            found = self._flag_configs[key] = read_configs(root)
+            found = self._flag_configs[key] = [(path, self._config_bytes(path)) for path in config_files(root)]
         return [data for _, data in found if data is not None]
+
+    def _config_bytes(self, path: Path) -> bytes | None:
+        """``flags.read_config``, its stat key kept (a later check does not read a config whose stat is the same)."""
+        taken = stamp(str(path)) if self.derived is not None else None
+        data = read_config(path)
+        if data is not None and taken is not None and self.derived is not None:
+            self.derived.note(str(path), taken, digest_of(data))
+        return data
 
     def source_bytes(self, path: Path) -> bytes | None:
         """The file's bytes as this run sees them (for WN110's index): the content a caller gave for it, else the disk's."""

@@ -34,11 +34,10 @@ from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from ..core.catalogue import Kind, Style
 from . import notebook
-from .facts.kinds import Verdict
+from .facts.kinds import FOLD_POINT, FoldPointAt, Verdict
 from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
-from .facts.kinds import FOLD_POINT, FoldPointAt
 from .facts.store import FactStore
 from .serving.fold_point import no_fold_point
 from ..common.cache import digest_of
@@ -169,7 +168,7 @@ class ProjectModel:
             return ""
         digest = digest_of(data)
 
-        def placed(at: FoldPointAt) -> str:
+        def placed(at: FoldPointAt) -> str | None:
             return no_fold_point(str(served.file), data, at.line, at.target, self.context.serving().kept_tree(digest))
 
         why = self._facts.get(FOLD_POINT, FoldPointAt(digest, served.site.line, target), placed)

@@ -24,8 +24,9 @@ from collections.abc import Iterator
 
 from ..reading import SourceError, decode
 
-#: Source characters whose trees wait at most (a tree is about 60 bytes per character: about 60 MiB).
-WAITING_CHARS = 1 << 22
+#: Source characters whose trees wait at most: about 35 bytes of tree per character (measured on this repository),
+#: so about 70 MiB, on top of ``serving/kept_trees.KEPT_CHARS``.  A tree pushed out is parsed again when asked.
+WAITING_CHARS = 1 << 21
 #: A file bigger than this is not offered (the analysis parses a big file in pieces to bound its memory).
 LARGEST_OFFERED = 1 << 17
 

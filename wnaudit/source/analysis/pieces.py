@@ -3,7 +3,8 @@
 A big file is parsed in pieces of whole top-level statements, each tree
 freed once walked, so memory follows the piece, not the file; every reader
 of the trees (the analysis, the declared providers, WN110's serving facts)
-walks the same pieces, so the file is parsed once.
+walks the same pieces, so the file is parsed once.  A file another reader parsed
+whole first (``parsed_ahead``) is walked as that one tree: it is in memory already.
 """
 
 from __future__ import annotations

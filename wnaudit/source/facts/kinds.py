@@ -226,8 +226,9 @@ def _reason(value: object) -> str | None:
     return value if isinstance(value, str) and "\n" not in value else None
 
 
-#: Why the model has no safe point for the fold ("": it has one).  A verdict rebuilt after an edit elsewhere
-#: takes it from here instead of parsing the serving file; the stage that asks computes it (``project_model.py``).
-FOLD_POINT: FactKind[FoldPointAt, str] = FactKind(
+#: Why the model has no safe point for the fold ("": it has one; None: this process could not tell, never kept
+#: on disk).  A verdict rebuilt after an edit elsewhere takes it from here instead of parsing the serving file;
+#: the stage that asks computes it (``project_model.py``).
+FOLD_POINT: FactKind[FoldPointAt, "str | None"] = FactKind(
     "fold_point", _fold_point_key, Kind("fold_point", sharded=True, check=_reason),
 )

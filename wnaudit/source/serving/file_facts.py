@@ -102,8 +102,10 @@ class FileFacts:
         analysed = self._ahead.analysis(key)
         if analysed is not None:
             self._adopt_analysis(path, data, analysed)
-        if found is not None and self._cache is not None:
-            self._cache.keep(SERVING, key, found)
+        if found is not None:
+            self._known[key] = found  # the run's memory of serving facts: the index reads them later, with no cache too
+            if self._cache is not None:
+                self._cache.keep(SERVING, key, found)
         return found
 
     def read_ahead(self, files: Iterable[Path]) -> None:

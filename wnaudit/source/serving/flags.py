@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
-from ..analysis import parsed_ahead
+from ..analysis import deep_recursion, parsed_ahead
 from ..ast_visitor import Visitor
 from ..reading import SourceError, decode
 from .walk import MAX_PROJECT_FILES, skipped
@@ -171,14 +171,15 @@ def _kept_settings(path: Path, data: bytes) -> dict[str, bool] | None:
 
 def _python_settings(path: Path, data: bytes) -> dict[str, bool] | None:
     """Every name the file's code gives a value, and whether one of its values may be on (None: unparsable)."""
+    settings = Settings()
     try:
         text = decode(data).text
-        tree = ast.parse(text, str(path))
+        with deep_recursion():  # as the analysis parses and walks: the serving walk's ``settings`` agree
+            tree = ast.parse(text, str(path))
+            settings.visit(tree)
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
         logger.debug("%s: not read for configuration flags: %s", path, error)
         return None  # the file may set any flag: not known
-    settings = Settings()
-    settings.visit(tree)
     parsed_ahead.offer(text, tree)  # the rules often analyse the file next: it is not parsed again
     return settings.found
 

@@ -18,6 +18,7 @@ walk's slimmed expressions (no end positions) are the same to them.
 from __future__ import annotations
 
 import ast
+import logging
 import pickle
 from collections.abc import Callable
 
@@ -26,6 +27,8 @@ from ..model import FileSummary
 from .facts import ServingFacts
 from .reader import ServingReader
 from .slim_trees import shift_lines
+
+logger = logging.getLogger(__name__)
 
 #: Source characters whose trees are kept at most, over the run (a few hundred model files).
 KEPT_CHARS = 2 << 20
@@ -61,10 +64,18 @@ class PieceTrees:
     def for_main(self, summary: FileSummary, facts: ServingFacts | None) -> PickledTree | None:
         """In a worker: the tree pickled for the main process where WN110's readers may ask for it (``wanted``).
 
-        Unpickling costs about half a parse, and only a tree a reader asks for is unpickled.
+        Unpickling costs about half a parse, and only a tree a reader asks for is unpickled.  The pickler recurses
+        about three frames per level of the tree: a tree nested deeper than the recursion limit allows is not sent
+        (the reader parses the file, as it would without workers).
         """
         tree = self.module() if facts is not None and wanted(summary, facts) else None
-        return PickledTree(self.chars, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)) if tree is not None else None
+        if tree is None:
+            return None
+        try:
+            return PickledTree(self.chars, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL))
+        except (RecursionError, MemoryError, pickle.PicklingError) as error:  # deep nesting: the readers parse it
+            logger.debug("a tree not sent to the main process: %r", error)
+            return None
 
 
 def reading_both(reader: ServingReader, trees: PieceTrees | None) -> Callable[[int, ast.Module], None]:
