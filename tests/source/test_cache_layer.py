@@ -32,7 +32,7 @@ SERVED = (
 
 
 def _project(root: Path) -> list[Path]:
-    """A project whose lint uses every kind: verdicts, byte facts, summaries, serving facts, the derived record."""
+    """A project whose lint uses every kind: verdicts, byte facts, summaries, serving facts, fold points, the derived record."""
     package = root / "proj" / "pkg"
     package.mkdir(parents=True)
     (root / "proj" / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
@@ -56,7 +56,7 @@ def test_every_kind_is_stored_in_the_one_format(tmp_path: Path, cache_dir: Path)
     assert {f[1] for f in findings} == {"WN110"} and len(errors) == 1
     (version,) = cache_dir.iterdir()
     assert version.name == store.version_key()
-    assert {kind.name for kind in version.iterdir()} == {"syntax", "content", "summary", "serving", "derived"}
+    assert {kind.name for kind in version.iterdir()} == {"syntax", "content", "summary", "serving", "fold_point", "derived"}
     for path in cache_dir.rglob("*"):
         if path.is_file():
             entries = entries_of(path)  # header, digest and kind check out; the body is JSON

@@ -163,7 +163,11 @@ def test_a_serving_file_new_in_a_subpackage_is_seen(tmp_path: Path, cache_dir: P
     assert _answer(model) == _answer(model, cache=False) == []
 
 
-@pytest.mark.parametrize("kind", ["files", "dirs", "exists", "listings", "contents", "definitions", "reads", "serving_reads", "walks"])
+@pytest.mark.parametrize(
+    "kind",
+    ["files", "dirs", "exists", "listings", "contents", "definitions", "reads", "serving_reads", "walks", "config_walks",
+     "config_reads"],
+)
 def test_every_kind_of_observation_is_asked_again(tmp_path: Path, kind: str) -> None:
     """Each observation is checked against the disk: one that no longer holds fails its part of the record."""
     from wnaudit.source.content import defined_names, facts_of
@@ -172,6 +176,8 @@ def test_every_kind_of_observation_is_asked_again(tmp_path: Path, kind: str) -> 
 
     module = tmp_path / "m.py"
     module.write_text("import os\n\nx = 1\n")
+    config = tmp_path / "conf.yaml"
+    config.write_text("fold_weight_norm: false\n")
     data = module.read_bytes()
     digest = content_digest(data)
     holding = Observations(
@@ -180,6 +186,7 @@ def test_every_kind_of_observation_is_asked_again(tmp_path: Path, kind: str) -> 
         contents={str(module): [digest, facts_key(facts_of(data))]},
         definitions={str(module): [digest, definitions_key(defined_names(data))]},
         reads={str(module): digest}, serving_reads={str(module): digest}, walks={"1" + str(tmp_path): [str(module)]},
+        config_walks={str(tmp_path): [str(config)]}, config_reads={str(config): content_digest(config.read_bytes())},
     )
     kinds = SCAN_KINDS + SERVING_KINDS
     assert holding.still_hold(kinds)
@@ -188,11 +195,66 @@ def test_every_kind_of_observation_is_asked_again(tmp_path: Path, kind: str) -> 
         "files": {str(module): False}, "dirs": {str(module): True}, "exists": {str(tmp_path / "gone.py"): True},
         "listings": {str(tmp_path): {}}, "contents": {str(module): [other, facts_key(facts_of(b"import sys\n"))]},
         "definitions": {str(module): [other, "y"]}, "reads": {str(module): other}, "serving_reads": {str(module): other},
-        "walks": {"1" + str(tmp_path): []},
+        "walks": {"1" + str(tmp_path): []}, "config_walks": {str(tmp_path): []},
+        "config_reads": {str(config): content_digest(b"fold_weight_norm: true\n")},
     }
     getattr(holding, kind).update(stale[kind])
     assert not holding.still_hold(kinds)
     assert holding.still_hold(SERVING_KINDS if kind in SCAN_KINDS else SCAN_KINDS)
+
+
+#: Folds only where the shipped config turns the flag on (``serving/flags.py``).
+SERVE_FLAGGED = (
+    "import yaml\nfrom torch.nn.utils.parametrize import remove_parametrizations\n\nfrom .base import Base\n\n\n"
+    "def serve(path):\n    cfg = yaml.safe_load(open(path))\n    model = Base()\n    if cfg['fold_weight_norm']:\n"
+    "        remove_parametrizations(model.conv, 'weight')\n    model.eval()\n    return model\n"
+)
+
+
+@pytest.mark.parametrize("edit", ["turned on", "new config"])
+def test_a_shipped_config_that_turns_the_fold_s_flag_on_is_seen(tmp_path: Path, cache_dir: Path, edit: str) -> None:
+    """A warm run reused WN110's verdict after the YAML config turned the flag on: a finding the fold had removed."""
+    package = tmp_path / "voc"
+    package.mkdir()
+    for name, text in {"__init__.py": "", "base.py": BASE, "serve.py": SERVE_FLAGGED}.items():
+        (package / name).write_text(text)
+    config = package / "config.yaml"
+    config.write_text("fold_weight_norm: false\n")
+    paths = sorted(package.glob("*.py"))
+    before = _answer(paths)
+    assert [item[1] for item in before] == ["WN110"]  # the flag is off: the fold never runs
+    if edit == "turned on":
+        config.write_text("fold_weight_norm: true\n")
+    else:
+        (package / "serving.yml").write_text("fold_weight_norm: true\n")
+    assert _answer(paths) == _answer(paths, cache=False) == []
+
+
+def test_a_warm_check_does_not_read_a_config_whose_stat_is_the_same(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its stat key is kept as a source file's is: an unchanged config is not read again (an edited one is)."""
+    from wnaudit.source import derived_cache
+
+    project = tmp_path / "proj"  # its own root: the cache's files (under ``tmp_path``) are no configs of it
+    package = project / "voc"
+    package.mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    for name, text in {"__init__.py": "", "base.py": BASE, "serve.py": SERVE_FLAGGED}.items():
+        (package / name).write_text(text)
+    config = package / "config.yaml"
+    config.write_text("fold_weight_norm: false\n")
+    paths = sorted(package.glob("*.py"))
+    monkeypatch.setattr("wnaudit.common.cache.RACY_NS", 0)  # a stat taken now vouches for the bytes (no 3 s wait)
+    cold = _answer(paths)
+    read: list[str] = []
+    real = derived_cache.read_config
+    monkeypatch.setattr(derived_cache, "read_config", lambda path: read.append(path.name) or real(path))
+    assert _answer(paths) == cold
+    assert read == []
+    config.write_text("fold_weight_norm: true\n")  # another size: another stat
+    assert _answer(paths) == []
+    assert read == ["config.yaml"]
 
 
 def test_an_edit_inside_a_function_keeps_the_scan_and_drops_only_the_serving_part(tmp_path: Path) -> None:

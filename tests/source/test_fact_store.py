@@ -20,6 +20,7 @@ from wnaudit.common.cache import CacheStore
 from wnaudit.source.content import facts_of
 from wnaudit.source.facts.kinds import CONTENT, Blob
 from wnaudit.source.facts.store import FactKind, FactStore
+from wnaudit.source.serving import fold_point
 
 REPO = Path(__file__).resolve().parents[2]
 SERVING = sorted((REPO / "examples" / "serving").glob("*.py"))
@@ -88,6 +89,24 @@ def test_a_warm_run_is_served_from_disk_with_no_computation(cache_dir: Path, sto
     assert sum(warm.computes.values()) == 0, dict(warm.computes)
     assert warm.hits["summary"] > 0  # the linted files' analyses came from disk
     assert warm.misses["summary"] == 0  # (a file that parses keeps no syntax verdict: its summary stands for it)
+
+
+def test_a_verdict_built_again_takes_its_fold_point_from_disk(
+    cache_dir: Path, stores: list[FactStore], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """WN110's verdicts are built again when their record goes (an edit elsewhere); where the fold goes is not."""
+    cold = _answer(SERVING)
+    (store,) = [s for s in stores if s.persistent]
+    assert store.computes["fold_point"] > 0
+    for record in files_of(cache_dir, "derived"):
+        record.unlink()
+    stores.clear()
+    parsed: list[str] = []
+    monkeypatch.setattr(fold_point, "_parsed", lambda text: parsed.append(text) or None)
+    assert _answer(SERVING) == cold
+    (warm,) = [s for s in stores if s.persistent]
+    assert warm.computes["fold_point"] == 0 and warm.hits["fold_point"] > 0
+    assert parsed == []
 
 
 def test_an_invalid_entry_on_disk_is_a_miss_and_computed_again(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from wnaudit.common.options import RunOptions
 from wnaudit.source import engine
 from wnaudit.source.pipeline import scan
 from wnaudit.source.project import Project
-from wnaudit.source.serving import ahead
+from wnaudit.source.serving import ahead, flags
 from wnaudit.source.serving.index import ServingIndex
 from wnaudit.source.serving.units import IndexHooks
 
@@ -209,3 +209,26 @@ def test_the_workers_analysis_of_a_file_read_ahead_is_the_workspaces_own(tmp_pat
     monkeypatch.setattr(workspace.analyses, "_summarize_uncached", lambda *args: analysed.append(args[1]))
     assert workspace.analyses.first(base) == own
     assert analysed == []  # not analysed (parsed) again here
+
+
+def test_the_flag_reader_takes_the_settings_of_a_file_a_worker_is_parsing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file announced to the workers is not parsed again for its flags: the worker's facts carry its settings."""
+    package = tmp_path / "voc"
+    package.mkdir()
+    config = package / "cfg.py"
+    config.write_text("class Config:\n    fold_weight_norm = False\n")
+    workers = ahead.ServingAhead(2)
+    try:
+        index = _index(tmp_path, workers)
+        index.file_facts.read_ahead([config])
+        concurrent.futures.wait(list(workers._futures.values()))
+        parsed: list[str] = []
+        monkeypatch.setattr(flags, "_python_settings", lambda path, data: parsed.append(path.name) or {})
+        settings = index.file_facts._known_settings(config, config.read_bytes())
+        parsed_for_facts = _parsed_by_the_index(monkeypatch)
+        facts = index.facts(config)  # the index reads the file later: the worker's facts, kept with no cache too
+    finally:
+        workers.close()
+    assert settings == {"fold_weight_norm": False}
+    assert parsed == [] and parsed_for_facts == []
+    assert facts is not None and facts.settings == settings

@@ -64,7 +64,7 @@ def test_a_flag_is_a_whole_word_and_a_command_line_option_is_found_dashed(tmp_pa
         (tmp_path / "users.py", b"users = [\n"),  # does not parse, holds "use" only inside a longer word
         (tmp_path / "use.py", b"use = False\n"),
     ]
-    project = flags.ProjectFlags(code, [config])
+    project = flags.ProjectFlags(code, [config.read_bytes()])
     assert project.on("fold_weight_norm") is True  # the option may turn it on
     assert project.on("use") is False  # the file that cannot say does not hold the word
     assert project.on("use_norm") is False  # set off by the shipped config
@@ -83,3 +83,14 @@ def test_a_file_read_for_the_serving_path_is_not_parsed_again_for_its_flags(tmp_
     assert project.on("fold_weight_norm") is False
     assert project.on("causal") is True
     assert parsed == ["run.py"]  # cfg.py's settings came with its serving facts
+
+
+def test_a_deeply_nested_file_s_settings_are_the_serving_walk_s(tmp_path: Path) -> None:
+    """The flag reader parses as deep as the analysis does: a -j worker's serving facts (the walk's ``settings``)
+    and the flag reader's own parse give one answer (it said "not known" for a file the walk read)."""
+    from wnaudit.source.serving.reader import read_serving_facts
+
+    data = OFF + b"TABLE = " + b" + ".join([b"1"] * 5000) + b"\n"
+    own = flags._python_settings(tmp_path / "cfg.py", data)
+    walked = read_serving_facts(data, str(tmp_path / "cfg.py"), "cfg", False).settings
+    assert own == walked and own is not None and own["fold_weight_norm"] is False

@@ -174,11 +174,14 @@ def test_an_init_assignment_that_may_load_keeps_the_fix(tmp_path: Path, value: s
 
 
 def test_a_serving_file_too_deep_for_the_parser_gives_no_fold_point_question_an_error():
-    """The fold point is looked for in the serving file's text: one nested past the parser's limits is no crash."""
+    """The fold point is looked for in the serving file's text: one nested past the parser's limits is no crash,
+    and no answer (None: this process could not tell; the fact store never keeps it on disk)."""
     from wnaudit.source.serving.fold_point import no_fold_point
 
     deep = b"class Server:\n    def __init__(self):\n        self.vocoder = " + b"-" * 200_000 + b"1\n"
-    assert no_fold_point("serve.py", deep, 3, "self.vocoder") == ""
+    assert no_fold_point("serve.py", deep, 3, "self.vocoder") is None
+    nested = b"class Server:\n    def __init__(self):\n        self.vocoder = Gen()\n        x = " + b"-" * 2_000 + b"1\n"
+    assert no_fold_point("serve.py", nested, 3, "self.vocoder") != None  # as deep as the analysis parses: an answer
 
 
 RETURNED_BARE = (

@@ -9,10 +9,11 @@ WN110's index.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..common.cache import digest_of
@@ -38,6 +39,13 @@ Summarizer = Callable[[bytes, str, Location, "Aliases | None", "PieceReader | No
 AliasesOf = Callable[[FileSummary], Aliases]
 #: Could the module's attribute carry a weight-norm fact (``ImportScan.may_matter``)?
 MayMatter = Callable[[Path, str], bool]
+#: The first analysis a scan worker made of a linted file (resolved path), with the digest of the bytes it read;
+#: None where no worker has it (``scan.py``'s ``_Analyses.from_worker``).
+FromWorker = Callable[[Path], "tuple[FileSummary, bytes] | None"]
+
+
+def _no_worker(path: Path) -> None:
+    return None
 
 
 def called_names(summary: FileSummary) -> list[str]:
@@ -72,6 +80,22 @@ class Analyses:
         self.kept_trees = KeptTrees()
         #: Linted files whose analysis raised (path as given -> one line): their findings are left out, the others stand.
         self.analysis_failures: dict[str, str] = {}
+        #: While the scan's workers analyse the linted files (``from_workers``): where ``first`` finds their analysis.
+        self._from_worker: FromWorker = _no_worker
+
+    @contextlib.contextmanager
+    def from_workers(self, find: FromWorker) -> Iterator[None]:
+        """While the scan's workers analyse linted files, ``first`` takes a worker's analysis instead of parsing.
+
+        The prefilter's import scan, in this process, asks for the analysis of
+        files the linted ones import; many are linted files a worker has (or is)
+        analysing: taken from it, such a file is parsed once.
+        """
+        self._from_worker = find
+        try:
+            yield
+        finally:
+            self._from_worker = _no_worker
 
     def note_failure(self, path: str, error: Exception) -> None:
         """Record a linted file whose analysis raised (a bug or an input past a bound): one error line, not a crash."""
@@ -133,13 +157,21 @@ class Analyses:
         if path not in self._first:
             self._first[path] = None
             data = self.reads.data(path, seen)
-            if data is not None:
+            if data is not None and not self._took_from_worker(path, data):
                 try:
                     self._first[path] = self._summarize(data, str(path), self.project.locate(path), None)
                     self._first_digest[path] = digest_of(data)
                 except SourceError as error:
                     logger.debug("%s: dependency not analysed: %s", path, error)
         return self._first[path]
+
+    def _took_from_worker(self, path: Path, data: bytes) -> bool:
+        """Whether a scan worker's analysis of exactly these bytes became the file's first analysis."""
+        found = self._from_worker(path)
+        if found is None or found[1] != digest_of(data):
+            return False
+        self._take(path, data, found[0])
+        return True
 
     def analysed(self, path: Path, digest: bytes, path_text: str) -> FileSummary | None:
         """The analysis ``first`` made of these bytes of the file (``path``: its ``Location.path``), or None.
@@ -155,9 +187,12 @@ class Analyses:
 
     def adopt_analysis(self, path: Path, data: bytes, summary: FileSummary) -> None:
         """Take the analysis a worker made of these bytes of the file beside its serving facts (``first`` then has it)."""
+        if self.project.locate(path).path not in self._first:
+            self._take(path, data, summary)
+
+    def _take(self, path: Path, data: bytes, summary: FileSummary) -> None:
+        """Another process's first analysis of these bytes becomes the file's (named as ``first`` names it)."""
         location = self.project.locate(path)
-        if location.path in self._first:
-            return
         name = str(location.path)
         self._first[location.path] = adopted = dataclasses.replace(summary, path=name, file=name)
         self._first_digest[location.path] = digest = digest_of(data)
@@ -193,10 +228,12 @@ class Analyses:
 
     def adopt(self, summaries: Iterable[FileSummary], data: dict[str, bytes | str] | None = None) -> list[FileSummary]:
         """Take the linted files' first-pass summaries; return them completed (aliases resolved)."""
+        summaries = list(summaries)
+        for summary in summaries:  # all first: completing one file reads the others' (not parsed again)
+            self._first[Path(summary.file)] = summary
         out = []
         for summary in summaries:
             path = Path(summary.file)
-            self._first[path] = summary
             content = (data or {}).get(summary.path)
             if content is None:
                 content = self.reads.data(path)

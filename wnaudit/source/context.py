@@ -74,7 +74,7 @@ class Context:
         if self._model is None:
             from .project_model import ProjectModel
 
-            self._model = ProjectModel(self, self.workspace.reads.source_bytes)
+            self._model = ProjectModel(self, self.workspace.reads.source_bytes, self.workspace.facts)
         return self._model
 
     def serving(self) -> "ServingIndex":
@@ -87,6 +87,7 @@ class Context:
             reads, analyses, settings = workspace.reads, workspace.analyses, workspace.settings
             hooks = IndexHooks(
                 analyses.read_serving, analyses.adopt_analysis, analyses.kept_trees.tree, settings.excluded, self._modern_only,
+                reads.flag_configs,
             )
             self._serving = ServingIndex(
                 workspace.project, reads.source_bytes, workspace.scan.import_edges, facts if facts.persistent else None,

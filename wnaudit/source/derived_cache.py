@@ -52,13 +52,14 @@ from .content import ContentFacts, defined_names, encode, facts_of
 from .project import kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
+from .serving.flags import config_files, read_config
 from .serving.walk import project_file_names
 from .facts.kinds import SERVED, Verdict
 from .facts.store import FactKind, FactStore
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = 4
+_FORMAT = 5
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -78,6 +79,10 @@ def read_source_file(path: Path | str) -> bytes | None:
     except SourceError as error:
         logger.debug("%s: not read as a dependency: %s", path, error)
         return None
+
+
+def _read_config_at(path: str) -> bytes | None:
+    return read_config(Path(path))
 
 
 def content_digest(data: bytes | None) -> str | None:
@@ -128,7 +133,13 @@ class _Disk:
 
     def digest(self, path: str) -> str | None:
         if path not in self.digests:
-            self.digests[path] = self._digest(path)
+            self.digests[path] = self._digest(path, read_source_file)
+        return self.digests[path]
+
+    def config_digest(self, path: str) -> str | None:
+        """``digest`` of a shipped config as the flag reader reads it (``flags.read_config``: bounded, regular)."""
+        if path not in self.digests:
+            self.digests[path] = self._digest(path, _read_config_at)
         return self.digests[path]
 
     def stat_of(self, path: str) -> os.stat_result:
@@ -143,17 +154,17 @@ class _Disk:
             self._stamps[path] = take_stamp(path)
         return self._stamps[path]
 
-    def _digest(self, path: str) -> str | None:
+    def _digest(self, path: str, read: Callable[[str], bytes | None]) -> str | None:
         taken = self._taken(path)
         if taken is not None and not stat.S_ISREG(taken.status.st_mode):
             taken = None  # not a regular file (``stamp``)
         if taken is None:
-            return content_digest(read_source_file(path))
+            return content_digest(read(path))
         entry = self.known.get(path)
         if entry is not None and same_stat(entry, taken.status):
             self.fresh[path] = entry
             return entry[5]  # type: ignore[no-any-return]
-        digest = content_digest(read_source_file(path))
+        digest = content_digest(read(path))
         key = stat_key(taken, digest) if digest is not None else None
         if key is not None:
             self.fresh[path] = key
@@ -230,7 +241,7 @@ class _Disk:
 
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
 SCAN_KINDS = ("files", "dirs", "exists", "listings", "contents", "definitions", "reads")
-SERVING_KINDS = ("serving_reads", "walks", "configs")
+SERVING_KINDS = ("serving_reads", "walks", "configs", "config_walks", "config_reads")
 
 
 @dataclass
@@ -252,6 +263,10 @@ class Observations:
     walks: dict[str, list[str]] = field(default_factory=dict)  # "0"/"1" + root -> the project walk's files
     #: directory -> what its YAML configs build, by key path (``serving.configs.config_targets``, as lists).
     configs: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    #: project root -> the YAML/JSON configs under it that WN110's flag reader read (``flags.config_files``).
+    config_walks: dict[str, list[str]] = field(default_factory=dict)
+    #: config -> the digest of its bytes as the flag reader reads them (``flags.read_config``; None: not read).
+    config_reads: dict[str, str | None] = field(default_factory=dict)
 
     def part(self, kinds: tuple[str, ...]) -> dict[str, dict]:
         return {kind: getattr(self, kind) for kind in kinds}
@@ -303,6 +318,8 @@ class Observations:
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
             "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of)) == seen,
             "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
+            "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key))] == seen,
+            "config_reads": lambda key, seen: disk.config_digest(key) == seen,
         }
         try:
             for kind in kinds:
@@ -466,7 +483,9 @@ class DerivedAnswers:
 
     def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
         """The stat keys worth keeping: of the files the observations name (this run's first)."""
-        named = set().union(*(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads")))
+        named = set().union(
+            *(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads", "config_reads"))
+        )
         merged = {**self._stats_known, **self._stats}
         return {path: merged[path] for path in sorted(named & merged.keys())}
 

@@ -20,6 +20,7 @@ from ..common.config import Config
 from ..common.findings import Finding, InputError, RunResult
 from ..common.gc_pause import fewer_collections, long_lived_heap
 from ..common.options import RunOptions
+from .analysis import parsed_ahead
 from .context import Context
 from .diff import unified_patch
 from .fixer import FixError, apply_fixes
@@ -83,7 +84,8 @@ def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
 
 def lint_files(files: list[Path], options: RunOptions) -> RunResult:
     """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
-    with fewer_collections(), long_lived_heap() as settle:  # long-lived facts would be walked collection after collection
+    # Long-lived facts would be walked collection after collection; trees parsed ahead are not kept past the run.
+    with fewer_collections(), long_lived_heap() as settle, parsed_ahead.for_one_run():
         return _lint_files(files, options, settle)
 
 
@@ -174,7 +176,11 @@ def lint_source(source: str | bytes, path: str, config: Config | None = None) ->
     whole-tree run gives for that file.  Raises ``SourceError`` (a
     ValueError with a one-line message) when the content is not Python source.
     """
-    config = config or Config()
+    with parsed_ahead.for_one_run():
+        return _lint_source(source, path, config or Config())
+
+
+def _lint_source(source: str | bytes, path: str, config: Config) -> list[Finding]:
     workspace = new_workspace(config)
     summary = _summarize_given(source, path, workspace)
     context = Context([summary], workspace=workspace)
@@ -201,7 +207,11 @@ def fix_source(
     The caller asked for the fix, so fixes that need review are applied too
     unless ``unsafe_fixes=False`` (the CLI's ``--fix`` passes that).
     """
-    config = config or Config()
+    with parsed_ahead.for_one_run():
+        return _fix_source(source, path, config or Config(), unsafe_fixes)
+
+
+def _fix_source(source: str | bytes, path: str, config: Config, unsafe_fixes: bool) -> tuple[str | bytes, list[Finding]]:
     workspace = new_workspace(config)
     summary = _summarize_given(source, path, workspace)
     plan = plan_fixes([summary], config, Context([summary], workspace=workspace), unsafe_fixes)

@@ -22,10 +22,11 @@ from .derived_cache import (
     read_source_file,
     stamp,
 )
-from .facts.kinds import CONTENT, Blob
+from .facts.kinds import CONTENT, Blob, digest_of
 from .facts.store import FactStore
 from .project import Project
 from .serving.configs import config_targets, plain_targets
+from .serving.flags import config_files, read_config
 from .serving.walk import project_files
 
 
@@ -45,6 +46,8 @@ class FileReads:
         self._walks: dict[str, tuple[Path, ...]] = {}
         #: directory -> what its YAML configs build (WN110, shape d), read once per run.
         self._configs: dict[str, dict[str, list[str]]] = {}
+        #: project root -> the YAML/JSON configs under it and their bytes, as WN110's flag reader read them.
+        self._flag_configs: dict[str, list[tuple[Path, bytes | None]]] = {}
         #: Contents a caller gave for files (not read from disk: no kept answer rests on them).
         self._bytes: dict[Path, bytes | None] = {}
         #: Notebooks read from disk: their views' bytes (the Python the rules read).
@@ -110,6 +113,26 @@ class FileReads:
             found = self._configs[key] = plain_targets(config_targets(directory))
         return {path: set(names) for path, names in found.items()}
 
+    def flag_configs(self, root: Path) -> list[bytes]:
+        """The contents of the configs shipped under ``root`` (``flags.read_configs``), read once per run.
+
+        A flag a config turns on or off decides whether a fold counts: which configs there are and their bytes
+        are observations WN110's kept verdicts rest on (``config_walks``, ``config_reads``).
+        """
+        key = str(root)
+        found = self._flag_configs.get(key)
+        if found is None:
+            found = self._flag_configs[key] = [(path, self._config_bytes(path)) for path in config_files(root)]
+        return [data for _, data in found if data is not None]
+
+    def _config_bytes(self, path: Path) -> bytes | None:
+        """``flags.read_config``, its stat key kept (a later check does not read a config whose stat is the same)."""
+        taken = stamp(str(path)) if self.derived is not None else None
+        data = read_config(path)
+        if data is not None and taken is not None and self.derived is not None:
+            self.derived.note(str(path), taken, digest_of(data))
+        return data
+
     def source_bytes(self, path: Path) -> bytes | None:
         """The file's bytes as this run sees them (for WN110's index): the content a caller gave for it, else the disk's."""
         return self.data(path, self._seen_serving)
@@ -165,4 +188,6 @@ class FileReads:
             contents=dict(self._seen_contents), definitions=dict(self.seen_definitions), reads=dict(self.seen_reads),
             serving_reads=dict(self._seen_serving), walks={key: [str(p) for p in found] for key, found in self._walks.items()},
             configs=dict(self._configs),
+            config_walks={root: [str(path) for path, _ in found] for root, found in self._flag_configs.items()},
+            config_reads={str(path): content_digest(data) for found in self._flag_configs.values() for path, data in found},
         )

@@ -34,10 +34,11 @@ from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from ..core.catalogue import Kind, Style
 from . import notebook
-from .facts.kinds import Verdict
+from .facts.kinds import FOLD_POINT, FoldPointAt, Verdict
 from .holdings import Arg, Follow, Held, Norm, Reader
 from .model import Application, Built, FileSummary, Removal, Value
 from .reading import SourceError
+from .facts.store import FactStore
 from .serving.fold_point import no_fold_point
 from ..common.cache import digest_of
 
@@ -59,10 +60,12 @@ class ProjectReader(Reader, Protocol):
 class ProjectModel:
     """What the project builds, holds, folds and serves, asked by the rules of one run."""
 
-    def __init__(self, context: ProjectReader, source_bytes: Callable[[Path], bytes | None]) -> None:
-        #: ``source_bytes``: a file's bytes as the run sees them (the workspace's: what it reads, it observes).
+    def __init__(self, context: ProjectReader, source_bytes: Callable[[Path], bytes | None], facts: FactStore) -> None:
+        #: ``source_bytes``: a file's bytes as the run sees them (the workspace's: what it reads, it observes);
+        #: ``facts``: the run's fact store (fold points are a kind of it).
         self.context = context
         self._source_bytes = source_bytes
+        self._facts = facts
         self._follow = Follow(context)
 
     # -- what sits where, built how ------------------------------------------------------------
@@ -161,8 +164,14 @@ class ProjectModel:
             )
         # Read through the workspace: the serving file's digest is an observation the kept verdict rests on.
         data = self._source_bytes(served.file)
-        kept = self.context.serving().kept_tree(digest_of(data)) if data is not None else None
-        why = no_fold_point(str(served.file), data, served.site.line, target, kept)
+        if data is None:
+            return ""
+        digest = digest_of(data)
+
+        def placed(at: FoldPointAt) -> str | None:
+            return no_fold_point(str(served.file), data, at.line, at.target, self.context.serving().kept_tree(digest))
+
+        why = self._facts.get(FOLD_POINT, FoldPointAt(digest, served.site.line, target), placed)
         return why + before_load if why else ""
 
     def _own_removal(self, served: Served) -> str:

@@ -3,7 +3,8 @@
 A big file is parsed in pieces of whole top-level statements, each tree
 freed once walked, so memory follows the piece, not the file; every reader
 of the trees (the analysis, the declared providers, WN110's serving facts)
-walks the same pieces, so the file is parsed once.
+walks the same pieces, so the file is parsed once.  A file another reader parsed
+whole first (``parsed_ahead``) is walked as that one tree: it is in memory already.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from typing import Callable, Iterator
 
 from ..model import Site
+from . import parsed_ahead
 
 #: Source is parsed in pieces of about this many characters (whole top-level statements):
 #: the syntax tree of a piece is freed once walked, so memory follows the piece, not the file
@@ -53,8 +55,13 @@ def parse_pieces(text: str, path: str) -> Iterator[tuple[int, ast.Module]]:
     A piece ends where a top-level statement may start; a cut that falls
     inside a statement (a string or bracket spanning lines, a decorator, an
     ``else``) does not parse, and the piece grows to the next cut.  A real
-    syntax error is reported as a parse of the whole file reports it.
+    syntax error is reported as a parse of the whole file reports it.  A tree
+    another reader parsed of the same text (``parsed_ahead``) is taken whole.
     """
+    ahead = parsed_ahead.take(text)
+    if ahead is not None:
+        yield 0, ahead
+        return
     if len(text) <= CHUNK_CHARS:
         yield 0, ast.parse(text, filename=path)
         return

@@ -8,7 +8,9 @@
 - ``SERVING``: WN110's serving facts of a file (``serving/facts.py``), by its bytes, module name and
   whether it is a package;
 - ``SERVED``: WN110's verdict for one application, kept in the record of derived answers
-  (``derived_cache.py``) with the observations it rests on, never on its own.
+  (``derived_cache.py``) with the observations it rests on, never on its own;
+- ``FOLD_POINT``: why a served model has no safe point for WN110's fold (``serving/fold_point.py``), by the
+  serving file's bytes, the line of the model and the model as written.
 
 The disk kinds, keys and entry shapes are those earlier versions wrote (``common/cache.py``: one format,
 one bound).  An entry that does not decode into the data classes it must be is a miss, never believed.
@@ -31,8 +33,8 @@ from ..serving.facts import ServingFacts
 from .store import FactKind
 
 __all__ = [
-    "CONTENT", "OK", "SERVED", "SERVING", "SUMMARY", "SYNTAX", "SYNTAX_ERROR_PREFIX", "Blob", "ServedAt", "ServingOf",
-    "SummaryOf", "Verdict", "data_classes", "digest_of",
+    "CONTENT", "FOLD_POINT", "OK", "SERVED", "SERVING", "SUMMARY", "SYNTAX", "SYNTAX_ERROR_PREFIX", "Blob", "ServedAt", "ServingOf",
+    "FoldPointAt", "SummaryOf", "Verdict", "data_classes", "digest_of",
 ]
 
 
@@ -205,3 +207,28 @@ def _served_key(at: ServedAt) -> str:
 
 #: No disk kind of its own: the record of derived answers keeps these (``FactStore.keep_in``).
 SERVED: FactKind[ServedAt, Verdict | None] = FactKind("served", _served_key)
+
+
+# -- fold points -------------------------------------------------------------------------
+class FoldPointAt(NamedTuple):
+    """What the fold-point answer reads: the serving file's bytes (by digest), the model's line, the model as written."""
+
+    digest: bytes
+    line: int
+    target: str
+
+
+def _fold_point_key(at: FoldPointAt) -> str:
+    return key_of("fold-point", at.digest.hex(), at.line, at.target)
+
+
+def _reason(value: object) -> str | None:
+    return value if isinstance(value, str) and "\n" not in value else None
+
+
+#: Why the model has no safe point for the fold ("": it has one; None: this process could not tell, never kept
+#: on disk).  A verdict rebuilt after an edit elsewhere takes it from here instead of parsing the serving file;
+#: the stage that asks computes it (``project_model.py``).
+FOLD_POINT: FactKind[FoldPointAt, "str | None"] = FactKind(
+    "fold_point", _fold_point_key, Kind("fold_point", sharded=True, check=_reason),
+)

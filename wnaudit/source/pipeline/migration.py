@@ -124,13 +124,25 @@ class _Graph:
         self.context = context
         self._callers: dict[Key, set[Key]] | None = None
         self._summaries = list(summaries)
+        # Every migration walks the same units: a run of many migrations would otherwise ask each unit's calls and
+        # each file's summary again, once per migration that reaches it.
+        self._held: dict[str, FileSummary | None] = {}
+        self._called: dict[Key, tuple[Key, ...]] = {}
 
     def summary(self, file: str) -> FileSummary | None:
         """The file's facts; a file that applies no norm (a helper module of removals) is read all the same."""
-        return self.context.summary_at(file) or self.context.workspace.analyses.first(Path(file))
+        if file not in self._held:
+            self._held[file] = self.context.summary_at(file) or self.context.workspace.analyses.first(Path(file))
+        return self._held[file]
 
-    def _calls(self, key: Key) -> list[Key]:
+    def _calls(self, key: Key) -> tuple[Key, ...]:
         """What the unit calls: the context's edges, and the units of files it leaves out (they apply no norm)."""
+        called = self._called.get(key)
+        if called is None:
+            called = self._called[key] = tuple(self._find_calls(key))
+        return called
+
+    def _find_calls(self, key: Key) -> list[Key]:
         found = list(self.context.callees(key))
         summary = self.summary(key[0])
         unit = summary.units.get(key[1]) if summary is not None else None

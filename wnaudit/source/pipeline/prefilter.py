@@ -17,7 +17,7 @@ from ..derived_cache import stamp
 from ..model import FileSummary
 from ..reading import SourceError
 from ..serving.facts import ServingFacts
-from ..serving.kept_trees import PieceTrees
+from ..serving.kept_trees import PickledTree, PieceTrees
 from ..facts.kinds import OK, SUMMARY, SYNTAX, Blob, SummaryOf
 from ..workspace import Workspace
 from .read import read_failure, read_source, readable_within
@@ -34,8 +34,8 @@ class Scanned:
     digest: bytes | None = None
     #: WN110's serving facts of the file, computed beside its analysis (``analyse.summarize_serving``).
     serving: ServingFacts | None = None
-    #: The file's trees when analysed in the main process (``kept_trees``; handed on by the scan, never pickled).
-    trees: PieceTrees | None = None
+    #: The file's trees for WN110's readers (``kept_trees``): as parsed in the main process, pickled from a worker.
+    trees: PieceTrees | PickledTree | None = None
 
     @property
     def parsed(self) -> bool:

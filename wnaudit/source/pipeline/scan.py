@@ -19,6 +19,7 @@ from typing import Callable, Iterator, Sequence
 from ...common.gc_pause import cyclic_gc_paused
 from .. import notebook
 from ..content import ContentFacts, facts_of
+from ..model import FileSummary
 from ..project import Location
 from ..reading import SourceError
 from ..serving.ahead import ServingAhead
@@ -40,15 +41,15 @@ def analyse_path(task: tuple[str, int, Location, bool], here: bool = False) -> S
 
     With the task's last flag (WN110 runs for the file), the file's WN110 serving facts are read from the same
     parse, after the analysis (``summarize_serving``): the index reads them for the files it needs instead of
-    parsing them again in the main process; one parse per file per cold run.  ``here`` (the main process): the
-    trees are kept too, for WN110's readers of whole files (``kept_trees``).
+    parsing them again in the main process; one parse per file per cold run.  The trees are kept too, for WN110's
+    readers of whole files (``kept_trees``): as they are ``here`` (the main process), pickled from a worker.
     """
     path_text, max_bytes, location, serving = task
     try:
         data = read_source(Path(path_text), max_bytes)
     except (OSError, SourceError) as error:
         return Scanned(path_text, error=read_failure(error))
-    facts, trees = None, PieceTrees(len(data)) if here else None
+    facts, trees = None, PieceTrees(len(data)) if serving else None
     try:
         if serving and isinstance(data, bytes):
             summary, facts = summarize_serving(data, path_text, location, trees)
@@ -60,7 +61,8 @@ def analyse_path(task: tuple[str, int, Location, bool], here: bool = False) -> S
         return Scanned(path_text, error=str(error), digest=digest_of(data) if isinstance(data, bytes) and cacheable else None)
     if not isinstance(data, bytes):
         return Scanned(path_text, summary=summary)
-    return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts, trees=trees if facts is not None else None)
+    kept = trees if here or trees is None else trees.for_main(summary, facts)  # a worker's, pickled if wanted
+    return Scanned(path_text, summary=summary, digest=digest_of(data), serving=facts, trees=kept if facts is not None else None)
 
 
 def facts_of_paths(task: tuple[list[str], int]) -> list[tuple[bytes, ContentFacts] | None]:
@@ -108,7 +110,8 @@ def scan_all(
     if ahead is not None:  # a big run with nothing kept: WN110's index will parse many files
         workspace.use_serving_workers(ServingAhead(serving_workers(analyses.workers), facts_and_analysis))
     try:
-        with cyclic_gc_paused():  # the scan's many small records would be rescanned again and again (a third of a warm run)
+        with cyclic_gc_paused(), workspace.analyses.from_workers(analyses.from_worker):
+            # (paused: the scan's many small records would be rescanned again and again, a third of a warm run)
             for index, path in enumerate(files):
                 if ahead is not None:
                     ahead.take(index, workspace)
@@ -142,6 +145,7 @@ class _Analyses:
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._started: concurrent.futures.ProcessPoolExecutor | None = None  # by ``pool`` before the analyses need one
         self._futures: dict[int, concurrent.futures.Future[Scanned]] = {}
+        self._index_of: dict[Path, int] = {}  # a task's file (resolved) -> its index
 
     def pool(self) -> concurrent.futures.ProcessPoolExecutor:
         """The workers, started now (the analyses use them too, once they pay)."""
@@ -154,7 +158,9 @@ class _Analyses:
         return (task.path, self.max_bytes, self.located[task.index], self.serving(task.path))
 
     def add(self, task: Task) -> None:
-        self.located[task.index] = self.workspace.project.locate_input(task.path)
+        self.located[task.index] = location = self.workspace.project.locate_input(task.path)
+        if not notebook.is_notebook(task.path):  # a notebook's analysis is of its view, not of the bytes read
+            self._index_of[location.path] = task.index
         self.tasks.append(task)
         self.total += task.size
         if self._pool is None and self.workers > 1 and len(self.tasks) > 1 and (self.jobs > 1 or self.total >= PARALLEL_BYTES):
@@ -168,6 +174,25 @@ class _Analyses:
     def _submit(self, task: Task) -> None:
         assert self._pool is not None
         self._futures[task.index] = self._pool.submit(analyse_path, self._work(task))
+
+    def from_worker(self, path: Path) -> tuple[FileSummary, bytes] | None:
+        """A worker's first analysis of the linted file at ``path`` (waited for once started), for the import scan.
+
+        A task no worker has started is withdrawn instead: the import scan analyses the file here, and the scan
+        takes that analysis (``_reused``).  None: the file is no task in a worker, or its worker made no analysis.
+        """
+        index = self._index_of.get(path)
+        future = self._futures.get(index) if index is not None else None
+        if index is None or future is None:
+            return None
+        if future.cancel():
+            del self._futures[index]
+            return None
+        try:
+            scanned = future.result()
+        except Exception:  # noqa: BLE001 - the scan meets the same failure in ``results`` and reports it there
+            return None
+        return (scanned.summary, scanned.digest) if scanned.summary is not None and scanned.digest is not None else None
 
     def results(self) -> Iterator[tuple[Task, Scanned]]:
         """Each task with its analysis, in the tasks' order."""

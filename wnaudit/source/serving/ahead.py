@@ -17,6 +17,7 @@ import concurrent.futures
 import logging
 from collections.abc import Callable
 
+from ..analysis import parsed_ahead
 from ..model import FileSummary
 from .facts import READ_ERRORS, ServingFacts
 from .reader import read_serving_facts
@@ -56,7 +57,7 @@ class ServingAhead:
         self._analyses: dict[str, FileSummary] = {}
 
     def submit(self, key: str, data: bytes, path_text: str, module: str, is_package: bool) -> None:
-        if key in self._futures:
+        if key in self._futures or parsed_ahead.waits_for(data):  # parsed here already: read here, not parsed again
             return
         if self._pool is None:
             logger.debug("serving facts in %d processes", self.workers)

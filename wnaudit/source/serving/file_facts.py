@@ -20,7 +20,7 @@ from ..facts.store import FactStore
 from .ahead import ServingAhead
 from .facts import READ_ERRORS, Body, ClassFacts, ServingFacts
 from .reader import read_serving_facts
-from .flags import NOT_KNOWN, NotKnown, ProjectFlags, config_files
+from .flags import NOT_KNOWN, NotKnown, ProjectFlags
 from .pools import ProjectPools
 from .units import IndexHooks, Key
 
@@ -56,6 +56,7 @@ class FileFacts:
         self.failures: dict[Path, Exception] = {}
         self._parse_file = hooks.parse or self._parse
         self._adopt_analysis = hooks.adopt_analysis
+        self._flag_configs = hooks.flag_configs
 
     def get(self, path: Path) -> ServingFacts | None:
         """The file's facts, flag-guarded folds the project never turns on left out (None: not read, or not code)."""
@@ -81,14 +82,7 @@ class FileFacts:
     def _find(self, path: Path, data: bytes) -> ServingFacts | None:
         """Known, cached, from the workers, or parsed here (kept in the cache); None where the file does not parse."""
         key = self._key(path, data)
-        found = self._kept(key)
-        if found is None and self._ahead is not None:
-            found = self._ahead.take(key)
-            analysed = self._ahead.analysis(key)
-            if analysed is not None:
-                self._adopt_analysis(path, data, analysed)
-            if found is not None and self._cache is not None:
-                self._cache.keep(SERVING, key, found)
+        found = self._kept(key) or self._from_ahead(path, data, key)
         if found is None:
             try:
                 found = self._parse_file(path, data)
@@ -96,6 +90,20 @@ class FileFacts:
                 logger.debug("%s: not read for the serving path: %s", path, error)
                 self.failures[path] = error
                 return None
+            if self._cache is not None:
+                self._cache.keep(SERVING, key, found)
+        return found
+
+    def _from_ahead(self, path: Path, data: bytes, key: str) -> ServingFacts | None:
+        """The facts a worker parsed (waited for once started; kept), and its analysis adopted; None: parse here."""
+        if self._ahead is None:
+            return None
+        found = self._ahead.take(key)
+        analysed = self._ahead.analysis(key)
+        if analysed is not None:
+            self._adopt_analysis(path, data, analysed)
+        if found is not None:
+            self._known[key] = found  # the run's memory of serving facts: the index reads them later, with no cache too
             if self._cache is not None:
                 self._cache.keep(SERVING, key, found)
         return found
@@ -157,19 +165,21 @@ class FileFacts:
         flags = self._flags.get(pool.root)
         if flags is None:
             python = ((f, data) for f in pool.files if (data := self._read(f)) is not None)
-            flags = self._flags[pool.root] = ProjectFlags(python, config_files(pool.root), self._known_settings)
+            flags = self._flags[pool.root] = ProjectFlags(python, self._flag_configs(pool.root), self._known_settings)
         return flags.on(flag)
 
     def _known_settings(self, path: Path, data: bytes) -> dict[str, bool] | None | NotKnown:
         """What the file's code sets (``flags.py``), from facts this run has read or kept: ``flags.NOT_KNOWN`` else.
 
-        A file the index has read, or the workers or an earlier run, is not parsed again for its flags.
+        A file the index has read, or the workers or an earlier run, is not parsed again for its flags; nor is one
+        a worker is parsing for the index (waited for).
         """
         if path in self._facts:
             found = self._unflagged.get(path, self._facts[path])
             if found is not None or path in self.failures:
                 return found.settings if found is not None else None
-        found = self._kept(self._key(path, data))
+        key = self._key(path, data)
+        found = self._kept(key) or (self._from_ahead(path, data, key) if path in self._announced else None)
         return found.settings if found is not None else NOT_KNOWN
 
     def _parse(self, path: Path, data: bytes) -> ServingFacts:

@@ -17,11 +17,13 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
+from ..analysis import deep_recursion, parsed_ahead
 from ..ast_visitor import Visitor
+from ..reading import SourceError, decode
 from .walk import MAX_PROJECT_FILES, skipped
 
 logger = logging.getLogger(__name__)
@@ -76,12 +78,12 @@ class ProjectFlags:
     """
 
     def __init__(
-        self, python: Iterable[tuple[Path, bytes]], configs: Iterable[Path], known: "KnownSettings | None" = None,
+        self, python: Iterable[tuple[Path, bytes]], configs: Iterable[bytes], known: "KnownSettings | None" = None,
     ) -> None:
         self._python: Iterable[tuple[Path, bytes]] | None = python
         #: The settings of files already read for the serving path (``ServingFacts.settings``): no second parse.
         self._known = known
-        self._configs: Iterable[Path] | None = configs
+        self._configs: Iterable[bytes] | None = configs  # the shipped configs' contents (``read_configs``)
         self._code: dict[bytes, list[tuple[Path, bytes]]] = {}
         self._shipped: dict[bytes, list[str]] = {}
         self._answers: dict[str, bool] = {}
@@ -101,7 +103,7 @@ class ProjectFlags:
                     self._code.setdefault(word, []).append((path, data))
             self._python = None
         if self._configs is not None:
-            for data in _read_configs(self._configs):
+            for data in self._configs:
                 text = data.decode("utf-8", errors="replace")
                 for word in _words(data):
                     self._shipped.setdefault(word, []).append(text)
@@ -134,12 +136,18 @@ def _words(data: bytes) -> set[bytes]:
     return words
 
 
-def _read_configs(configs: Iterable[Path]) -> Iterator[bytes]:
-    for path in configs:
-        try:
-            yield read_regular_file(str(path), DEFAULT_MAX_SOURCE_BYTES)
-        except (OSError, FileRefused) as error:
-            logger.debug("%s: not read: %s", path, error)
+def read_config(path: Path) -> bytes | None:
+    """A shipped config's bytes as the flag reader reads them (None: not a regular file, too big, or unreadable)."""
+    try:
+        return read_regular_file(str(path), DEFAULT_MAX_SOURCE_BYTES)
+    except (OSError, FileRefused) as error:
+        logger.debug("%s: not read: %s", path, error)
+        return None
+
+
+def read_configs(root: Path) -> list[tuple[Path, bytes | None]]:
+    """The configs under ``root`` and their bytes (``read_config``): what the flag reader reads of them."""
+    return [(path, read_config(path)) for path in config_files(root)]
 
 
 def _word(value: str) -> bool | None:
@@ -163,13 +171,16 @@ def _kept_settings(path: Path, data: bytes) -> dict[str, bool] | None:
 
 def _python_settings(path: Path, data: bytes) -> dict[str, bool] | None:
     """Every name the file's code gives a value, and whether one of its values may be on (None: unparsable)."""
+    settings = Settings()
     try:
-        tree = ast.parse(data, str(path))
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+        text = decode(data).text
+        with deep_recursion():  # as the analysis parses and walks: the serving walk's ``settings`` agree
+            tree = ast.parse(text, str(path))
+            settings.visit(tree)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError) as error:
         logger.debug("%s: not read for configuration flags: %s", path, error)
         return None  # the file may set any flag: not known
-    settings = Settings()
-    settings.visit(tree)
+    parsed_ahead.offer(text, tree)  # the rules often analyse the file next: it is not parsed again
     return settings.found
 
 

@@ -16,6 +16,7 @@ import logging
 from functools import lru_cache
 from typing import Iterator, Sequence
 
+from ..analysis import deep_recursion
 from ..ast_visitor import Visitor
 from ..reading import SourceError, decode
 
@@ -198,32 +199,37 @@ def _as_unparsed(target: str) -> str:
 
 @lru_cache(maxsize=64)
 def _parsed(text: str) -> ast.Module | None:
+    """The file's tree as the analysis builds it (None: not Python; RecursionError, MemoryError: not here)."""
     try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # too deep for the parser: no place known
+        with deep_recursion():
+            return ast.parse(text)
+    except (SyntaxError, ValueError):
         return None
 
 
-def no_fold_point(file: str, data: bytes | None, line: int, target: str, kept: ast.Module | None = None) -> str:
+def no_fold_point(file: str, data: bytes | None, line: int, target: str, kept: ast.Module | None = None) -> str | None:
     """Why the model ``target`` at ``line`` of ``file`` has no safe point for the fold.
 
     ``data``: the file's source as the run reads it (``Workspace.source_bytes``: a notebook's code cells already
     as one module); ``kept``: the tree the analysis kept of those bytes (``kept_trees``: not parsed again).
-    "" when it has one (the fixer places the fold after the last load in scope).
+    "" when it has one (the fixer places the fold after the last load in scope); None when this process could
+    not parse or walk the tree (nested past what it can, out of memory): an answer of the process, not the file.
     """
     if data is None:
         return ""
-    tree = kept
-    if tree is None:
-        try:
-            text = decode(data).text
-        except SourceError as error:
-            log.debug("WN110: cannot read %s to place the fold: %s", file, error)
-            return ""
-        tree = _parsed(text)
-    if tree is None:
+    try:
+        with deep_recursion():  # as deep as the analysis parses and walks
+            tree = kept if kept is not None else _parsed(decode(data).text)
+            return _reason(tree, line, _as_unparsed(target)) if tree is not None else ""
+    except SourceError as error:
+        log.debug("WN110: cannot read %s to place the fold: %s", file, error)
         return ""
-    target = _as_unparsed(target)
+    except (RecursionError, MemoryError) as error:
+        log.debug("WN110: cannot read %s here to place the fold: %r", file, error)
+        return None
+
+
+def _reason(tree: ast.Module, line: int, target: str) -> str:
     if target.startswith("self."):
         return f"`__init__` builds `{target}` without its weights and loads none" if built_unloaded(tree, line, target) else ""
     builder = returned_unloaded(tree, line, target)

@@ -5,7 +5,8 @@ WN110's constructor-argument reader (``selection.py``) and its fold placement
 files that apply weight norm in a class or function and those that serve a
 model.  The analysis parsed those files already, in pieces: their trees, moved
 to the file's lines and put back together, are kept here by the digest of the
-bytes, so the readers take them instead of parsing the file again.
+bytes, so the readers take them instead of parsing the file again.  A ``-j``
+worker's analysis sends them pickled (``PickledTree``), unpickled on demand.
 
 Only what the readers may ask for is kept, up to a budget of source
 characters (a tree is about 60 bytes per source byte; memory target 50 per
@@ -17,6 +18,8 @@ walk's slimmed expressions (no end positions) are the same to them.
 from __future__ import annotations
 
 import ast
+import logging
+import pickle
 from collections.abc import Callable
 
 from ...core import catalogue
@@ -25,10 +28,20 @@ from .facts import ServingFacts
 from .reader import ServingReader
 from .slim_trees import shift_lines
 
+logger = logging.getLogger(__name__)
+
 #: Source characters whose trees are kept at most, over the run (a few hundred model files).
 KEPT_CHARS = 2 << 20
 #: A file bigger than this is not kept (its pieces would stay in memory together while it is analysed).
 LARGEST_KEPT = 1 << 17
+
+
+class PickledTree:
+    """A file's whole tree as a ``-j`` worker kept it (pickled; unpickled only when a reader asks for it)."""
+
+    def __init__(self, chars: int, data: bytes) -> None:
+        self.chars = chars
+        self.data = data
 
 
 class PieceTrees:
@@ -48,6 +61,22 @@ class PieceTrees:
     def module(self) -> ast.Module | None:
         return ast.Module(body=self.bodies, type_ignores=[]) if self.bodies is not None else None
 
+    def for_main(self, summary: FileSummary, facts: ServingFacts | None) -> PickledTree | None:
+        """In a worker: the tree pickled for the main process where WN110's readers may ask for it (``wanted``).
+
+        Unpickling costs about half a parse, and only a tree a reader asks for is unpickled.  The pickler recurses
+        about three frames per level of the tree: a tree nested deeper than the recursion limit allows is not sent
+        (the reader parses the file, as it would without workers).
+        """
+        tree = self.module() if facts is not None and wanted(summary, facts) else None
+        if tree is None:
+            return None
+        try:
+            return PickledTree(self.chars, pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL))
+        except (RecursionError, MemoryError, pickle.PicklingError) as error:  # deep nesting: the readers parse it
+            logger.debug("a tree not sent to the main process: %r", error)
+            return None
+
 
 def reading_both(reader: ServingReader, trees: PieceTrees | None) -> Callable[[int, ast.Module], None]:
     """The analysis's other reader of each piece: its statements kept (``trees``), then the serving walk."""
@@ -66,23 +95,34 @@ class KeptTrees:
 
     def __init__(self, budget: int = KEPT_CHARS) -> None:
         self._trees: dict[bytes, ast.Module] = {}
+        self._pickled: dict[bytes, bytes] = {}  # a worker's trees, unpickled when first asked for
         self._left = budget
 
-    def keep(self, digest: bytes, pieces: PieceTrees) -> None:
-        tree = pieces.module()
-        if tree is None or pieces.chars > self._left or digest in self._trees:
+    def keep(self, digest: bytes, pieces: PieceTrees | PickledTree) -> None:
+        if pieces.chars > self._left or digest in self._trees or digest in self._pickled:
             return
-        self._trees[digest] = tree
+        if isinstance(pieces, PickledTree):
+            self._pickled[digest] = pieces.data
+        else:
+            tree = pieces.module()
+            if tree is None:
+                return
+            self._trees[digest] = tree
         self._left -= pieces.chars
 
-    def keep_wanted(self, digest: bytes, summary: FileSummary, facts: ServingFacts | None, trees: PieceTrees | None) -> None:
-        """Keep the file's tree when WN110's readers may ask for it (``wanted``)."""
-        if trees is not None and facts is not None and wanted(summary, facts):
+    def keep_wanted(
+        self, digest: bytes, summary: FileSummary, facts: ServingFacts | None, trees: PieceTrees | PickledTree | None,
+    ) -> None:
+        """Keep the file's tree when WN110's readers may ask for it (``wanted``; a worker's tree was only sent then)."""
+        if isinstance(trees, PickledTree) or (trees is not None and facts is not None and wanted(summary, facts)):
             self.keep(digest, trees)
 
     def tree(self, digest: bytes) -> ast.Module | None:
         """The file's tree when the analysis kept it (a reader must not change it: others may read it after)."""
-        return self._trees.get(digest)
+        found = self._trees.get(digest)
+        if found is None and digest in self._pickled:
+            found = self._trees[digest] = pickle.loads(self._pickled.pop(digest))  # our own worker's pickle
+        return found
 
 
 _WEIGHT_NORM = catalogue.Kind.WEIGHT_NORM.value

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..model import FileSummary
 from .facts import Ref, ServingFacts, Use
+from .flags import read_configs
 
 #: A class or function of the project: (file, qualified name).
 Key = tuple[Path, str]
@@ -47,6 +48,10 @@ def _no_tree(digest: bytes) -> ast.Module | None:
     return None
 
 
+def _configs_as_they_are(root: Path) -> list[bytes]:
+    return [data for _, data in read_configs(root) if data is not None]
+
+
 def _nothing_excluded(path: Path) -> bool:
     return False
 
@@ -74,3 +79,6 @@ class IndexHooks:
     #: Whether a start applies only the modern weight norm (the context's styles): then a fold by the legacy
     #: remover alone folds nothing (it raises, and WN101 reports it).
     modern_only: Callable[[Key], bool] = _not_modern_only
+    #: The contents of the YAML/JSON configs shipped under a project root, for the flag reader (the run's
+    #: ``FileReads.flag_configs``: what they are is an observation WN110's kept verdicts rest on).
+    flag_configs: Callable[[Path], list[bytes]] = _configs_as_they_are
