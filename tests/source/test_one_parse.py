@@ -75,16 +75,33 @@ def _parses_per_file(files: list[Path], log: Path) -> tuple[dict[str, int], set[
     return dict(counted), processes
 
 
+def _package(root: Path, files: dict[str, str]) -> Path:
+    """``root/voc`` holding ``files`` (name -> text)."""
+    package = root / "voc"
+    package.mkdir()
+    for name, text in files.items():
+        (package / name).write_text(text)
+    return package
+
+
+def _observed_lint(
+    root: Path, monkeypatch: pytest.MonkeyPatch, linted: list[Path], jobs: int,
+) -> tuple[list, dict[str, int], set[int]]:
+    """A cold lint of ``linted`` from ``root``, every parse observed: its findings, parses per file, processes."""
+    log = root / "parses.jsonl"
+    monkeypatch.chdir(root)
+    _observe_parses(monkeypatch, log)
+    result = engine.lint_files(linted, RunOptions(jobs=jobs, cache=False))
+    monkeypatch.undo()
+    parses, processes = _parses_per_file(linted, log)
+    return result.findings, parses, processes
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_cold_run_parses_each_file_at_most_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     files = [path.resolve() for path in _project(tmp_path)]
-    log = tmp_path / "parses.jsonl"
-    monkeypatch.chdir(tmp_path)
-    _observe_parses(monkeypatch, log)
-    result = engine.lint_files(files, RunOptions(jobs=jobs, cache=False))
-    monkeypatch.undo()
-    assert any(f.code == "WN110" for f in result.findings)  # the serving path was read: facts and fold point
-    parses, processes = _parses_per_file(files, log)
+    findings, parses, processes = _observed_lint(tmp_path, monkeypatch, files, jobs)
+    assert any(f.code == "WN110" for f in findings)  # the serving path was read: facts and fold point
     assert {"base.py", "mid.py", "serve.py", "a_user.py", "layer_2.py"} <= set(parses)  # the files read as code
     assert (len(processes) > 1) == (jobs > 1)  # -j 2: the workers analysed some of the files
     assert {name: n for name, n in parses.items() if n > 1} == {}
@@ -106,10 +123,7 @@ SERVE_FLAGGED = (
 def test_a_file_the_flag_reader_parsed_is_not_parsed_again_for_its_analysis(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int,
 ) -> None:
-    package = tmp_path / "voc"
-    package.mkdir()
-    for name, text in {"__init__.py": "", "base.py": BASE, "config.py": CONFIG, "serve.py": SERVE_FLAGGED}.items():
-        (package / name).write_text(text)
+    package = _package(tmp_path, {"__init__.py": "", "base.py": BASE, "config.py": CONFIG, "serve.py": SERVE_FLAGGED})
     linted = [(package / name).resolve() for name in ("base.py", "serve.py")]
     log = tmp_path / "parses.jsonl"
     monkeypatch.chdir(tmp_path)
@@ -129,22 +143,12 @@ def test_with_workers_a_linted_file_the_import_scan_reads_is_parsed_once(tmp_pat
     """``a_base`` and ``a_layer`` go to the workers first; ``b_user`` imports ``a_base``, so the prefilter's import
     scan (in the main process) asks for ``a_base``'s analysis while a worker has it; the serving code then has
     WN110's readers read ``a_base``'s whole tree (its class applies the norm)."""
-    package = tmp_path / "voc"
-    package.mkdir()
-    files = {
+    package = _package(tmp_path, {
         "__init__.py": "", "a_base.py": BASE, "a_layer.py": LAYER, "b_user.py": USER.replace(".base", ".a_base"),
         "c_serve.py": "from .a_base import Base\n\n\ndef serve():\n    model = Base()\n    model.eval()\n    return model\n",
-    }
-    for name, text in files.items():
-        (package / name).write_text(text)
-    linted = sorted(path.resolve() for path in package.glob("*.py"))
-    log = tmp_path / "parses.jsonl"
-    monkeypatch.chdir(tmp_path)
-    _observe_parses(monkeypatch, log)
-    result = engine.lint_files(linted, RunOptions(jobs=2, cache=False))
-    monkeypatch.undo()
-    assert any(f.code == "WN110" for f in result.findings)
-    parses, processes = _parses_per_file(linted, log)
+    })
+    findings, parses, processes = _observed_lint(tmp_path, monkeypatch, sorted(p.resolve() for p in package.glob("*.py")), 2)
+    assert any(f.code == "WN110" for f in findings)
     assert len(processes) > 1
     assert {name: n for name, n in parses.items() if n > 1} == {}
 
@@ -163,17 +167,8 @@ def test_with_workers_completing_one_file_reads_another_s_analysis_without_a_par
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Both files are analysed by the workers; ``a_model`` is completed first and asks for ``b_compat``'s analysis."""
-    package = tmp_path / "voc"
-    package.mkdir()
-    for name, text in {"__init__.py": "", "a_model.py": MODEL, "b_compat.py": COMPAT, "c_layer.py": LAYER}.items():
-        (package / name).write_text(text)
-    linted = sorted(path.resolve() for path in package.glob("*.py"))
-    log = tmp_path / "parses.jsonl"
-    monkeypatch.chdir(tmp_path)
-    _observe_parses(monkeypatch, log)
-    engine.lint_files(linted, RunOptions(jobs=2, cache=False))
-    monkeypatch.undo()
-    parses, processes = _parses_per_file(linted, log)
+    package = _package(tmp_path, {"__init__.py": "", "a_model.py": MODEL, "b_compat.py": COMPAT, "c_layer.py": LAYER})
+    _, parses, processes = _observed_lint(tmp_path, monkeypatch, sorted(p.resolve() for p in package.glob("*.py")), 2)
     assert len(processes) > 1
     assert {"a_model.py", "b_compat.py"} <= set(parses)
     assert {name: n for name, n in parses.items() if n > 1} == {}
@@ -187,16 +182,12 @@ DEEP = " + ".join(["1"] * 1000)
 def test_deeply_nested_model_and_serving_files_keep_their_findings(tmp_path: Path, jobs: int) -> None:
     """A worker sends the model file's tree pickled (the pickler recursed past the limit: the run crashed at -j 2);
     the fold point walks the serving file's tree (it raised RecursionError: the model's findings were left out)."""
-    package = tmp_path / "voc"
-    package.mkdir()
-    files = {
+    package = _package(tmp_path, {
         "__init__.py": "", "a_layer.py": LAYER, "b_model.py": BASE + f"\n\nTABLE = {DEEP}\n",
         "c_serve.py": "from .b_model import Base\n\n\nclass Server:\n    def __init__(self):\n        self.vocoder = Base()\n"
                       f"        self.table = {DEEP}\n\n    def run(self, x):\n        self.vocoder.eval()\n"
                       "        return self.vocoder(x)\n",
-    }
-    for name, text in files.items():
-        (package / name).write_text(text)
+    })
     result = engine.lint_files(sorted(package.glob("*.py")), RunOptions(jobs=jobs, cache=False))
     assert result.errors == []
     assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("a_layer.py", "WN103"), ("b_model.py", "WN110")]
