@@ -85,15 +85,16 @@ def _package(root: Path, files: dict[str, str]) -> Path:
 
 
 def _observed_lint(
-    root: Path, monkeypatch: pytest.MonkeyPatch, linted: list[Path], jobs: int,
+    root: Path, monkeypatch: pytest.MonkeyPatch, linted: list[Path], jobs: int, also: tuple[Path, ...] = (),
 ) -> tuple[list, dict[str, int], set[int]]:
-    """A cold lint of ``linted`` from ``root``, every parse observed: its findings, parses per file, processes."""
+    """A cold lint of ``linted`` from ``root``, every parse observed: its findings, parses per file (of the linted
+    files and ``also``, files the run reads without linting them), processes.  Undoes ``monkeypatch`` after."""
     log = root / "parses.jsonl"
     monkeypatch.chdir(root)
     _observe_parses(monkeypatch, log)
     result = engine.lint_files(linted, RunOptions(jobs=jobs, cache=False))
     monkeypatch.undo()
-    parses, processes = _parses_per_file(linted, log)
+    parses, processes = _parses_per_file([*linted, *also], log)
     return result.findings, parses, processes
 
 
@@ -125,17 +126,12 @@ def test_a_file_the_flag_reader_parsed_is_not_parsed_again_for_its_analysis(
 ) -> None:
     package = _package(tmp_path, {"__init__.py": "", "base.py": BASE, "config.py": CONFIG, "serve.py": SERVE_FLAGGED})
     linted = [(package / name).resolve() for name in ("base.py", "serve.py")]
-    log = tmp_path / "parses.jsonl"
-    monkeypatch.chdir(tmp_path)
-    _observe_parses(monkeypatch, log)
     flag_reads: list[str] = []
     real_settings = flags._python_settings
     monkeypatch.setattr(flags, "_SETTINGS", {})
     monkeypatch.setattr(flags, "_python_settings", lambda path, data: flag_reads.append(path.name) or real_settings(path, data))
-    engine.lint_files(linted, RunOptions(jobs=jobs, cache=False))
-    monkeypatch.undo()
+    _, parses, _ = _observed_lint(tmp_path, monkeypatch, linted, jobs, also=((package / "config.py").resolve(),))
     assert "config.py" in flag_reads  # the flag reader parsed it
-    parses, _ = _parses_per_file([*linted, (package / "config.py").resolve()], log)
     assert parses == {"base.py": 1, "serve.py": 1, "config.py": 1}
 
 

@@ -26,7 +26,7 @@ from .facts.kinds import CONTENT, Blob, digest_of
 from .facts.store import FactStore
 from .project import Project
 from .serving.configs import config_targets, plain_targets
-from .serving.flags import config_files, read_config
+from .serving.flags import read_config, read_configs
 from .serving.walk import project_files
 
 
@@ -122,7 +122,7 @@ class FileReads:
         key = str(root)
         found = self._flag_configs.get(key)
         if found is None:
-            found = self._flag_configs[key] = [(path, self._config_bytes(path)) for path in config_files(root)]
+            found = self._flag_configs[key] = read_configs(root, self._config_bytes)
         return [data for _, data in found if data is not None]
 
     def _config_bytes(self, path: Path) -> bytes | None:

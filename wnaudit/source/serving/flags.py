@@ -145,9 +145,9 @@ def read_config(path: Path) -> bytes | None:
         return None
 
 
-def read_configs(root: Path) -> list[tuple[Path, bytes | None]]:
-    """The configs under ``root`` and their bytes (``read_config``): what the flag reader reads of them."""
-    return [(path, read_config(path)) for path in config_files(root)]
+def read_configs(root: Path, read: Callable[[Path], bytes | None] = read_config) -> list[tuple[Path, bytes | None]]:
+    """The configs under ``root`` and their bytes (``read``: ``read_config``, or one that also notes what it read)."""
+    return [(path, read(path)) for path in config_files(root)]
 
 
 def _word(value: str) -> bool | None:
