@@ -62,12 +62,12 @@ def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) 
         directory, name = os.path.split(absolute)
         if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
             return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
-        return os.path.join(_real_directory(directory, directories), name)
+        return os.path.join(real_directory(directory, directories), name)
     except OSError:
         return absolute
 
 
-def _real_directory(directory: str, known: dict[str, str]) -> str:
+def real_directory(directory: str, known: dict[str, str]) -> str:
     """``os.path.realpath`` of an absolute, normalised ``directory``: its parent's, joined, unless it is a link.
 
     One ``lstat`` per directory not seen before (``realpath`` takes one per component of every path it is given).
@@ -78,7 +78,7 @@ def _real_directory(directory: str, known: dict[str, str]) -> str:
         if not name or parent == directory or os.path.islink(directory):
             real = os.path.realpath(directory)
         else:
-            real = os.path.join(_real_directory(parent, known), name)
+            real = os.path.join(real_directory(parent, known), name)
         known[directory] = real
     return real
 
@@ -118,6 +118,7 @@ class Project:
         #: The stamp taken before each listing of this run that holds no link (None: not taken): a record of
         #: derived answers keys those listings, so its next check need not list them again (``derived_cache``).
         self.listing_stamps: dict[str, Stamp] | None = None
+        self._listed_links = False
 
     def _isfile(self, path: str) -> bool:
         found = self._files.get(path)
@@ -131,6 +132,14 @@ class Project:
             found = self._dirs[path] = os.path.isdir(path)
         return found
 
+    def is_file(self, path: Path | str) -> bool:
+        """``os.path.isfile``, asked once per run and recorded (``observations``)."""
+        return self._isfile(os.fspath(path))
+
+    def is_dir(self, path: Path | str) -> bool:
+        """``os.path.isdir``, asked once per run and recorded (``observations``)."""
+        return self._isdir(os.fspath(path))
+
     def exists(self, path: str) -> bool:
         """``os.path.exists``, asked once per run (and recorded like every file-system answer here)."""
         found = self._exists.get(path)
@@ -141,6 +150,10 @@ class Project:
     def observations(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool], dict[str, dict[str, int] | None]]:
         """What the file system answered this run: isfile, isdir, exists, and directory listings."""
         return self._files, self._dirs, self._exists, self._listings
+
+    def met_links(self) -> bool:
+        """Whether this run met a symbolic link: in a listing, or on the way to a directory (where it points is no observation)."""
+        return self._listed_links or any(real != directory for directory, real in self._real_directories.items())
 
     def _is_package_dir(self, directory: Path | str) -> bool:
         return self._isfile(os.path.join(directory, "__init__.py"))
@@ -297,6 +310,7 @@ class Project:
         taken = take_stamp(directory) if self.listing_stamps is not None else None
         kinds, links = list_kinds_and_links(directory)
         self._listings[directory] = kinds
+        self._listed_links = self._listed_links or links
         if taken is not None and self.listing_stamps is not None and kinds and not links:
             self.listing_stamps[directory] = taken
         return kinds
