@@ -184,6 +184,27 @@ def test_a_touched_input_with_the_same_bytes_keeps_the_answer(tmp_path: Path, sc
     assert _answer(paths) == cold and scans == [1]  # kept again with the new stats
 
 
+def test_a_kept_answer_given_again_keeps_the_new_stats_of_touched_files(
+    tmp_path: Path, scans: list[int], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Files the answer rests on were touched (same bytes): the check reads them once, and the record keeps their stats."""
+    from wnaudit.source import derived_cache
+
+    package = _voc(tmp_path)
+    serve = [package / "serve.py"]
+    cold = _warm(serve, scans)
+    for name in ("base.py", "mid.py"):
+        _write(package / name, (package / name).read_text())
+    reads: list[str] = []
+    real = derived_cache.read_source_file
+    monkeypatch.setattr(derived_cache, "read_source_file", lambda path: reads.append(os.path.basename(path)) or real(path))
+    assert _answer(serve) == cold and scans == []
+    assert sorted(reads) == ["base.py", "mid.py"]
+    reads.clear()
+    assert _answer(serve) == cold and scans == []
+    assert reads == []
+
+
 def test_the_warnings_of_the_run_are_given_again(
     tmp_path: Path, scans: list[int], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -500,6 +500,10 @@ class DerivedAnswers:
             self.observed.size(SCAN_KINDS), self.observed.size(SERVING_KINDS),
         )
 
+    def rekeyed(self) -> bool:
+        """Whether the check keyed anew enough files (touched, same bytes) that writing the record pays."""
+        return _keys_worth_writing(self._stats, self._stats_known)
+
     def stamp(self, path: str) -> Stamp | None:
         """The stamp of ``path`` (absolute, normalised): the record's check took most a run asks for."""
         return self._disk.stamp(path)

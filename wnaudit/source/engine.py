@@ -106,6 +106,8 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
     key = run_answers.run_key(options, files) if run_answers.keeps_answers(options) else None
     kept = _kept_answer(workspace, key, files)
     if kept is not None:
+        if workspace.derived is not None and workspace.derived.rekeyed():
+            workspace.save_caches()  # the stats of files touched since: a later check need not read them
         kept.replay()
         result.errors.extend(kept.errors)
         result.findings, result.parsed_sources = placed(kept.findings, inputs), kept.parsed
