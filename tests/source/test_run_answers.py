@@ -301,3 +301,19 @@ def test_kept_runs_equal_fresh_ones_through_edits_and_subsets(
         elif step[0] == "delete" and step[1] < len(files):
             files[step[1]].unlink(missing_ok=True)
             _write(files[step[1]].parent / "__init__.py", "")  # the directory's stat of its own
+
+
+def test_an_input_that_changed_during_the_run_keeps_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its stat after the run is not the one taken before: the bytes the run read are not known to be these."""
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    module, other = tmp_path / "m.py", tmp_path / "n.py"
+    _write(module, "x = 1\n")
+    _write(other, "y = 1\n")
+    stamps = run_answers.stamp_inputs([module, other])
+    assert stamps is not None
+    keys = run_answers.input_keys([module, other], stamps)
+    assert keys is not None and run_answers.inputs_hold([module, other], keys)
+    _write(module, "x = 2\n")
+    assert run_answers.input_keys([module, other], stamps) is None
+    assert run_answers.input_keys([module, other], stamps, lambda path: "the digest the run read") is None
+    assert not run_answers.inputs_hold([module, other], keys)

@@ -37,7 +37,7 @@ from .pipeline.read import read_source
 from .pipeline.collect import fixed_findings, placed, planned_findings
 from .pipeline.run_rules import file_candidates, findings_of, identity, offered, serving_syntax_errors, to_finding
 from .pipeline.scan import scan_all
-from . import run_answers
+from . import notebook, run_answers
 from .reading import SourceError
 from .workspace import Workspace
 
@@ -144,9 +144,19 @@ def _keep_answer(
     """
     if workspace.derived is None or workspace.analysis_failures or workspace.project.met_links():
         return
-    keys = run_answers.input_keys(files, stamps)
+    keys = run_answers.input_keys(files, stamps, lambda path: _digest_read(workspace, path))
     if keys is not None:
         workspace.derived.keep_run(key, run_answers.encode(answer, keys))
+
+
+def _digest_read(workspace: Workspace, path: str) -> str | None:
+    """The digest of the bytes of a source file (not a notebook: its view is read) the run read or its record checked."""
+    if notebook.is_notebook(path):
+        return None
+    read = workspace.reads.read(Path(path))
+    if read is not None:
+        return read[0].hex()
+    return workspace.derived.digests.get(path) if workspace.derived is not None else None
 
 
 def _check(inputs: Inputs, options: RunOptions, workspace: Workspace, settle: Callable[[], None], result: RunResult) -> tuple[Scan, FixPlan]:

@@ -71,22 +71,27 @@ def stamp_inputs(files: Sequence[Path]) -> list[Stamp | None] | None:
     return stamps
 
 
-def input_keys(files: Sequence[Path], stamps: Sequence[Stamp | None]) -> list[StatKey | None] | None:
-    """After the run: each input's stat key with the digest of its bytes, read now (None: one changed during the run).
+def input_keys(
+    files: Sequence[Path], stamps: Sequence[Stamp | None], known: Callable[[str], str | None] = lambda path: None,
+) -> list[StatKey | None] | None:
+    """After the run: each input's stat key with the digest of its bytes (None: one changed during the run).
 
-    The bytes read now are the ones the run read when the stat after this read is still the one taken before
-    the run (``common/cache.stat_key``); a missing input is None.
+    ``known``: the digest of an absolute path's bytes as the run read them, where it has one (else they are
+    read now).  Either is of the bytes the stamp vouches for when the stat taken after it is still the one
+    taken before the run (``common/cache.stat_key``); a missing input is None.
     """
     keys: list[StatKey | None] = []
     for file, taken in zip(files, stamps):
-        data = _raw_bytes(file)
+        digest = known(os.path.abspath(file))
+        if digest is None:
+            digest = _digest(_raw_bytes(file))
         now = take_stamp(os.fspath(file))
         if (now is None) != (taken is None):
             return None
         if taken is None or now is None:
             keys.append(None)
             continue
-        key = stat_key(taken, _digest(data))
+        key = stat_key(taken, digest)
         if key is None or not same_stat(key, now.status):
             return None
         keys.append(key)
