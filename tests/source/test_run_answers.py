@@ -9,11 +9,13 @@ nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -221,6 +223,97 @@ def test_the_warnings_of_the_run_are_given_again(
         assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == said
 
 
+HELPER_PLAIN = BASE.replace("weight_norm(nn.Conv1d(2, 2, 3))", "nn.Conv1d(2, 2, 3)")
+SERVE_HELPER = "from torch.nn.utils import remove_weight_norm\n\nfrom helper import Base\n\n\ndef fold():\n    remove_weight_norm(Base().conv)\n"
+
+
+def _link_tree(root: Path) -> tuple[Path, Path]:
+    """``proj/helper.py`` applies the weight norm WN101 sees removed; ``elsewhere/helper.py`` does not."""
+    project, elsewhere = root / "proj", root / "elsewhere"
+    for directory in (project, elsewhere):
+        directory.mkdir()
+    _write(project / "helper.py", BASE)
+    _write(elsewhere / "helper.py", HELPER_PLAIN)
+    return project, elsewhere
+
+
+def _directory_becomes_a_link(project: Path, elsewhere: Path) -> Iterator[list[Path]]:
+    (project / "pkg").mkdir()
+    _write(project / "pkg" / "__init__.py", "")
+    _write(project / "pkg" / "serve.py", SERVE_HELPER)
+    yield [project / "pkg" / "serve.py"]
+    os.rename(project / "pkg", elsewhere / "pkg")  # the files keep their stats
+    (project / "pkg").symlink_to(elsewhere / "pkg")
+
+
+def _input_becomes_a_link(project: Path, elsewhere: Path) -> Iterator[list[Path]]:
+    fillers = [project / f"f{index}.py" for index in range(20)]  # one input read again is not a run again
+    for index, filler in enumerate(fillers):
+        _write(filler, f"X = {index}\n")
+    for directory in (project, elsewhere):
+        _write(directory / "serve.py", SERVE_HELPER)
+    yield [project / "serve.py", *fillers]
+    (project / "serve.py").unlink()
+    (project / "serve.py").symlink_to(elsewhere / "serve.py")  # the same bytes, another directory's helper
+
+
+def _linked_input_retargeted(project: Path, elsewhere: Path) -> Iterator[list[Path]]:
+    _write(project / "serve.py", SERVE_HELPER)
+    os.link(project / "serve.py", elsewhere / "serve.py")  # one inode: the same stat either way
+    (project / "links").mkdir()
+    (project / "links" / "serve.py").symlink_to(project / "serve.py")
+    yield [project / "links" / "serve.py"]
+    (project / "links" / "serve.py").unlink()
+    (project / "links" / "serve.py").symlink_to(elsewhere / "serve.py")
+
+
+def _dangling_link_gets_its_target(project: Path, elsewhere: Path) -> Iterator[list[Path]]:
+    (project / "helper.py").unlink()
+    (project / "helper.py").symlink_to(elsewhere / "missing.py")
+    (project / "pkg").mkdir()
+    _write(project / "pkg" / "__init__.py", "")
+    _write(project / "pkg" / "serve.py", SERVE_HELPER)
+    stamp = next(_TIMES) * 1_000_000_000
+    os.utime(project, ns=(stamp, stamp))
+    yield [project / "pkg" / "serve.py"]
+    _write(elsewhere / "missing.py", BASE)  # the directory holding the link is not changed
+
+
+LINK_CHANGES = {
+    "a directory becomes a link": _directory_becomes_a_link,
+    "an input becomes a link": _input_becomes_a_link,
+    "a linked input retargeted": _linked_input_retargeted,
+    "a dangling link gets its target": _dangling_link_gets_its_target,
+}
+
+
+@pytest.mark.parametrize("rules", sorted(RULES))
+@pytest.mark.parametrize("change", sorted(LINK_CHANGES))
+def test_a_link_that_changes_where_a_file_resolves_is_seen(tmp_path: Path, scans: list[int], change: str, rules: str) -> None:
+    """Found by a review: the files keep their stats and bytes; only where a path leads changed."""
+    project, elsewhere = _link_tree(tmp_path)
+    config = dataclasses.replace(RULES[rules], root=project)
+    steps = LINK_CHANGES[change](project, elsewhere)
+    paths = next(steps)
+    _answer(paths, config=config)
+    _answer(paths, config=config)
+    next(steps, None)
+    assert _answer(paths, config=config) == _answer(paths, cache_on=False, config=config)
+
+
+@pytest.mark.parametrize("shape", ["missing", "a directory"])
+def test_a_run_with_an_input_that_is_no_file_keeps_no_answer(tmp_path: Path, scans: list[int], shape: str) -> None:
+    """Its error names what the path is (no such file, not a directory, a FIFO...): no stat key vouches for that."""
+    odd = tmp_path / "odd.py"
+    if shape == "a directory":
+        odd.mkdir()
+    paths = [odd, _voc(tmp_path) / "serve.py"]
+    _answer(paths)
+    scans.clear()
+    _answer(paths)
+    assert scans == [1]
+
+
 def test_a_run_that_met_a_link_keeps_no_answer(tmp_path: Path, scans: list[int]) -> None:
     package = _voc(tmp_path)
     (package / "alias.py").symlink_to(package / "base.py")
@@ -309,11 +402,11 @@ def test_an_input_that_changed_during_the_run_keeps_no_answer(tmp_path: Path, mo
     module, other = tmp_path / "m.py", tmp_path / "n.py"
     _write(module, "x = 1\n")
     _write(other, "y = 1\n")
-    stamps = run_answers.stamp_inputs([module, other])
-    assert stamps is not None
-    keys = run_answers.input_keys([module, other], stamps)
-    assert keys is not None and run_answers.inputs_hold([module, other], keys)
+    stamped = run_answers.stamp_inputs([module, other])
+    assert stamped is not None
+    keys = run_answers.input_keys([module, other], stamped)
+    assert keys is not None and run_answers.inputs_hold([module, other], keys, stamped.identities)
     _write(module, "x = 2\n")
-    assert run_answers.input_keys([module, other], stamps) is None
-    assert run_answers.input_keys([module, other], stamps, lambda path: "the digest the run read") is None
-    assert not run_answers.inputs_hold([module, other], keys)
+    assert run_answers.input_keys([module, other], stamped) is None
+    assert run_answers.input_keys([module, other], stamped, lambda path: "the digest the run read") is None
+    assert not run_answers.inputs_hold([module, other], keys, stamped.identities)

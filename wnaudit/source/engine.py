@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Callable
 
 from ..common.config import Config
-from ..common.cache import Stamp
 from ..common.findings import Finding, InputError, RunResult
 from ..common.gc_pause import fewer_collections, long_lived_heap
 from ..common.options import RunOptions
@@ -135,7 +134,7 @@ def _kept_answer(workspace: Workspace, key: str | None, files: list[Path]) -> ru
 
 
 def _keep_answer(
-    workspace: Workspace, key: str, files: list[Path], stamps: list[Stamp | None], answer: run_answers.RunAnswer,
+    workspace: Workspace, key: str, files: list[Path], stamped: run_answers.InputStamps, answer: run_answers.RunAnswer,
 ) -> None:
     """Keep the run's answer with the record, when it is one of the code alone and no input changed meanwhile.
 
@@ -144,9 +143,9 @@ def _keep_answer(
     """
     if workspace.derived is None or workspace.analysis_failures or workspace.project.met_links():
         return
-    keys = run_answers.input_keys(files, stamps, lambda path: _digest_read(workspace, path))
+    keys = run_answers.input_keys(files, stamped, lambda path: _digest_read(workspace, path))
     if keys is not None:
-        workspace.derived.keep_run(key, run_answers.encode(answer, keys))
+        workspace.derived.keep_run(key, run_answers.encode(answer, keys, stamped))
 
 
 def _digest_read(workspace: Workspace, path: str) -> str | None:

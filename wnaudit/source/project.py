@@ -51,10 +51,10 @@ class Location:
 
 def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Path:
     """``Path.resolve()``: links followed.  ``directories``: realpaths already known (a directory's files share it)."""
-    return Path(_resolved_text(path, directories))
+    return Path(resolved_text(path, directories))
 
 
-def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) -> str:
+def resolved_text(path: Path | str, directories: dict[str, str] | None = None) -> str:
     """``_resolved`` as text (normalised: the string of the ``Path`` it stands for), no ``Path`` built."""
     text = os.fspath(path)
     absolute = os.path.abspath(text)
@@ -171,14 +171,14 @@ class Project:
 
     def locate_input(self, path: Path | str) -> Location:
         """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
-        return self.locate(_resolved_text(path, self._real_directories))
+        return self.locate(self.input_identity(path))
 
     def input_identity(self, path: Path | str) -> str:
         """``str(locate_input(path).path)`` without locating the file (no ``Location`` built).
 
-        ``_resolved_text`` is already absolute and normalised (a realpath, or a realpath joined with a bare name).
+        ``resolved_text`` is already absolute and normalised (a realpath, or a realpath joined with a bare name).
         """
-        return _resolved_text(path, self._real_directories)
+        return resolved_text(path, self._real_directories)
 
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""
@@ -366,9 +366,10 @@ def list_kinds_and_links(directory: str) -> tuple[dict[str, int] | None, bool]:
                     kind = (_FILE if entry.is_file() else 0) | (_DIR if entry.is_dir() else 0)
                 except OSError:
                     kind = _FILE | _DIR  # unknown: let ``stat`` decide
-                if kind and _importable(entry.name):
-                    listing[entry.name] = kind
-                    links = links or entry.is_symlink()
+                if _importable(entry.name):
+                    links = links or entry.is_symlink()  # a dangling one too: its target may appear
+                    if kind:
+                        listing[entry.name] = kind
     except (FileNotFoundError, NotADirectoryError):
         return {}, False
     except OSError:

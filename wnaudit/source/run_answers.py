@@ -20,17 +20,20 @@ same key gives the kept answer when every input has the bytes kept and every
 observation of the record holds (``DerivedAnswers.runs``); otherwise it runs
 the stages and keeps its own answer.
 
-Not kept: a run that fixes or shows diffs; a run during which an input changed,
-or with an input changed less than ``RACY_NS`` before it started; a run with a
-file its analysis could not handle (a limit of this process, not an answer of
-the code); a run that met a symbolic link in the project (where it points is
-not observed).
+Not kept: a run that fixes or shows diffs; a run with an input that is missing
+or no regular file, changed less than ``RACY_NS`` before the run, or changed
+during it; a run with a file its analysis could not handle (a limit of this
+process, not an answer of the code); a run that met a symbolic link in a
+directory it listed or on the way to a directory it resolved (where a link
+points is not observed).  Where each input path resolves is kept and compared
+(a path may lead elsewhere while every file keeps its stat).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +42,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ..common.cache import Stamp, StatKey, digest_of, is_stat_key, key_of, same_stat, stat_key, take_stamp
 from ..common.findings import Applicability, Finding, InputError, Severity
 from ..common.options import RunOptions
+from .project import resolved_text
 
 logger = logging.getLogger(__name__)
 
@@ -60,59 +64,73 @@ def run_key(options: RunOptions, files: Sequence[Path]) -> str:
     )
 
 
-def stamp_inputs(files: Sequence[Path]) -> list[Stamp | None] | None:
-    """Each input's stamp, taken before the run reads anything (None: one changed too recently to vouch for its bytes)."""
-    stamps: list[Stamp | None] = []
+@dataclass
+class InputStamps:
+    """The inputs as the run starts: each one's stamp, and the file each path resolves to (links followed)."""
+
+    stamps: list[Stamp]
+    identities: list[str]
+
+
+def stamp_inputs(files: Sequence[Path]) -> InputStamps | None:
+    """Each input's stamp and identity, taken before the run reads anything.
+
+    None (no answer is kept): an input is missing or no regular file (its error names what it is, which no
+    stat key vouches for), or changed too recently for its stat to vouch for its bytes.
+    """
+    stamps: list[Stamp] = []
     for file in files:
         taken = take_stamp(os.fspath(file))
-        if taken is not None and stat_key(taken, "") is None:
+        if taken is None or not stat.S_ISREG(taken.status.st_mode) or stat_key(taken, "") is None:
             return None
         stamps.append(taken)
-    return stamps
+    return InputStamps(stamps, identities(files))
+
+
+def identities(files: Sequence[Path]) -> list[str]:
+    """The file each input path resolves to, as the scan resolves it (a link in the path followed)."""
+    directories: dict[str, str] = {}
+    return [resolved_text(file, directories) for file in files]
 
 
 def input_keys(
-    files: Sequence[Path], stamps: Sequence[Stamp | None], known: Callable[[str], str | None] = lambda path: None,
-) -> list[StatKey | None] | None:
+    files: Sequence[Path], stamped: InputStamps, known: Callable[[str], str | None] = lambda path: None,
+) -> list[StatKey] | None:
     """After the run: each input's stat key with the digest of its bytes (None: one changed during the run).
 
     ``known``: the digest of an absolute path's bytes as the run read them, where it has one (else they are
     read now).  Either is of the bytes the stamp vouches for when the stat taken after it is still the one
-    taken before the run (``common/cache.stat_key``); a missing input is None.
+    taken before the run (``common/cache.stat_key``), and the path still resolves to the same file.
     """
-    keys: list[StatKey | None] = []
-    for file, taken in zip(files, stamps):
-        digest = known(os.path.abspath(file))
-        if digest is None:
-            digest = _digest(_raw_bytes(file))
+    keys: list[StatKey] = []
+    for file, taken in zip(files, stamped.stamps):
+        digest = known(os.path.abspath(file)) or _digest(_raw_bytes(file))
         now = take_stamp(os.fspath(file))
-        if (now is None) != (taken is None):
-            return None
-        if taken is None or now is None:
-            keys.append(None)
-            continue
         key = stat_key(taken, digest)
-        if key is None or not same_stat(key, now.status):
+        if key is None or now is None or not same_stat(key, now.status):
             return None
         keys.append(key)
-    return keys
+    return keys if identities(files) == stamped.identities else None
 
 
-def inputs_hold(files: Sequence[Path], keys: Sequence[StatKey | None], stamp: Callable[[str], Stamp | None] = take_stamp) -> bool:
-    """Every input has the bytes kept (a missing one is still missing).
+def inputs_hold(
+    files: Sequence[Path], keys: Sequence[StatKey], kept_identities: Sequence[str],
+    stamp: Callable[[str], Stamp | None] = take_stamp,
+) -> bool:
+    """Every input is the file kept (the same path resolves to it) and has the bytes kept.
 
     A stat that is the kept one vouches for the bytes; any other input is read.  When many were (a checkout
     touched them), the run is done again instead, so that its answer is kept with their new stats.
     ``stamp``: how an absolute path's stamp is taken (the record's check took most of them).
     """
-    if len(files) != len(keys):
+    if len(files) != len(keys) or identities(files) != list(kept_identities):
         return False
     read = 0
     for file, key in zip(files, keys):
         taken = stamp(os.path.abspath(file))
-        if (taken is None) != (key is None):
+        if taken is None:
             return False
-        if key is None or taken is None or same_stat(key, taken.status):
+        if same_stat(key, taken.status):
             continue
         read += 1
         if _digest(_raw_bytes(file)) != key[5]:
@@ -121,7 +139,7 @@ def inputs_hold(files: Sequence[Path], keys: Sequence[StatKey | None], stamp: Ca
 
 
 def _digest(data: bytes | None) -> str:
-    return "-" if data is None else digest_of(data).hex()  # "-": an input that is no regular file, or unreadable
+    return "-" if data is None else digest_of(data).hex()  # "-": unreadable
 
 
 def _raw_bytes(file: Path) -> bytes | None:
@@ -148,10 +166,11 @@ class RunAnswer:
             logging.getLogger(name).log(level, "%s", message)
 
 
-def encode(answer: RunAnswer, keys: Sequence[StatKey | None]) -> dict[str, Any]:
+def encode(answer: RunAnswer, keys: Sequence[StatKey], stamped: InputStamps) -> dict[str, Any]:
     return {
         "format": _FORMAT,
         "inputs": list(keys),
+        "identities": list(stamped.identities),
         "findings": [_encode_finding(f) for f in answer.findings],
         "errors": [[e.path, e.message] for e in answer.errors],
         "parsed": answer.parsed,
@@ -162,7 +181,8 @@ def encode(answer: RunAnswer, keys: Sequence[StatKey | None]) -> dict[str, Any]:
 def recall(document: Any, files: Sequence[Path], stamp: Callable[[str], Stamp | None] = take_stamp) -> RunAnswer | None:
     """The kept answer, when its inputs are as they were (None: changed, or a damaged document)."""
     try:
-        if document.get("format") != _FORMAT or not inputs_hold(files, [_input_key(key) for key in document["inputs"]], stamp):
+        keys, kept_identities = [_input_key(key) for key in document["inputs"]], [str(path) for path in document["identities"]]
+        if document.get("format") != _FORMAT or not inputs_hold(files, keys, kept_identities, stamp):
             return None
         return RunAnswer(
             [_decode_finding(item) for item in document["findings"]],
@@ -175,8 +195,8 @@ def recall(document: Any, files: Sequence[Path], stamp: Callable[[str], Stamp | 
         return None
 
 
-def _input_key(value: Any) -> StatKey | None:
-    if value is not None and not is_stat_key(value):
+def _input_key(value: Any) -> StatKey:
+    if not is_stat_key(value):
         raise ValueError("not a stat key")
     return value  # type: ignore[no-any-return]
 
