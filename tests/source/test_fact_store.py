@@ -17,6 +17,7 @@ import pytest
 from tests.source.cache_files import entries_of, files_of, forge
 from tests.source.test_derived_cache import _answer
 from wnaudit.common.cache import CacheStore
+from wnaudit.source import run_answers
 from wnaudit.source.content import facts_of
 from wnaudit.source.facts.kinds import CONTENT, Blob
 from wnaudit.source.facts.store import FactKind, FactStore
@@ -79,7 +80,13 @@ def stores(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[FactStore]]:
     yield opened
 
 
-def test_a_warm_run_is_served_from_disk_with_no_computation(cache_dir: Path, stores: list[FactStore]) -> None:
+@pytest.fixture
+def no_run_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs keep no whole answer (``run_answers``): a warm run asks the store for every per-file fact, as tested here."""
+    monkeypatch.setattr(run_answers, "keeps_answers", lambda options: False)
+
+
+def test_a_warm_run_is_served_from_disk_with_no_computation(cache_dir: Path, stores: list[FactStore], no_run_answers: None) -> None:
     cold = _answer(SERVING)
     (store,) = [s for s in stores if s.persistent]
     assert sum(store.computes.values()) > 0  # the cold run computed what the warm run reads back
@@ -124,7 +131,7 @@ def test_an_invalid_entry_on_disk_is_a_miss_and_computed_again(tmp_path: Path) -
     assert entries_of(shard) == entries  # rewritten with the facts computed again
 
 
-def test_an_invalid_summary_on_disk_is_recomputed_by_the_run(cache_dir: Path, stores: list[FactStore]) -> None:
+def test_an_invalid_summary_on_disk_is_recomputed_by_the_run(cache_dir: Path, stores: list[FactStore], no_run_answers: None) -> None:
     cold = _answer(SERVING)
     summaries = files_of(cache_dir, "summary")
     assert summaries

@@ -59,7 +59,7 @@ from .facts.store import FactKind, FactStore
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = 5
+_FORMAT = 6
 
 
 def read_source_file(path: Path | str) -> bytes | None:
@@ -141,6 +141,10 @@ class _Disk:
         if path not in self.digests:
             self.digests[path] = self._digest(path, _read_config_at)
         return self.digests[path]
+
+    def stamp(self, path: str) -> Stamp | None:
+        """``take_stamp(path)``, the one this check took if it took one."""
+        return self._taken(path)
 
     def stat_of(self, path: str) -> os.stat_result:
         """``os.stat(path)``, the one this check took for the path if any (a walk's sizes are the digests' stats)."""
@@ -242,6 +246,9 @@ class _Disk:
 #: The kinds of observation, in the order they are checked (cheap ones first); the second group is WN110's alone.
 SCAN_KINDS = ("files", "dirs", "exists", "listings", "contents", "definitions", "reads")
 SERVING_KINDS = ("serving_reads", "walks", "configs", "config_walks", "config_reads")
+#: What whole runs' answers rest on besides (``run_answers``): the files any stage read, by the digest of their bytes.
+RUN_KINDS = ("run_reads",)
+ALL_KINDS = (*SCAN_KINDS, *SERVING_KINDS, *RUN_KINDS)
 
 
 @dataclass
@@ -267,6 +274,8 @@ class Observations:
     config_walks: dict[str, list[str]] = field(default_factory=dict)
     #: config -> the digest of its bytes as the flag reader reads them (``flags.read_config``; None: not read).
     config_reads: dict[str, str | None] = field(default_factory=dict)
+    #: path -> digest: every other file the run read (a whole run's answer rests on them as they are).
+    run_reads: dict[str, str | None] = field(default_factory=dict)
 
     def part(self, kinds: tuple[str, ...]) -> dict[str, dict]:
         return {kind: getattr(self, kind) for kind in kinds}
@@ -280,6 +289,14 @@ class Observations:
             mine = getattr(self, kind)
             for key, value in getattr(other, kind).items():
                 mine.setdefault(key, value)
+
+    def differs(self, other: "Observations", kinds: tuple[str, ...]) -> bool:
+        """Whether a question both asked got another answer (a file changed while this run read it)."""
+        for kind in kinds:
+            mine, theirs = getattr(self, kind), getattr(other, kind)
+            if any(theirs.get(key, value) != value for key, value in mine.items()):
+                return True
+        return False
 
     def drop_implied(self) -> None:
         """Drop the ``isfile`` and empty-listing observations a recorded parent listing answers (``_Disk``).
@@ -316,10 +333,11 @@ class Observations:
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
-            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of)) == seen,
+            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of, quiet=True)) == seen,
             "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
             "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key))] == seen,
             "config_reads": lambda key, seen: disk.config_digest(key) == seen,
+            "run_reads": lambda key, seen: disk.digest(key) == seen,
         }
         try:
             for kind in kinds:
@@ -341,6 +359,7 @@ class _Record(NamedTuple):
     aliases: dict[str, dict[str, frozenset[str]]]
     served: dict[str, Verdict | None]
     stats: dict[str, StatKey]
+    runs: dict[str, dict]
 
 
 def _parse_record(document: Any) -> _Record | None:
@@ -349,7 +368,7 @@ def _parse_record(document: Any) -> _Record | None:
         if document.get("format") != _FORMAT:
             return None
         stored = document["observed"]
-        observed = Observations(**{kind: dict(stored[kind]) for kind in (*SCAN_KINDS, *SERVING_KINDS)})
+        observed = Observations(**{kind: dict(stored[kind]) for kind in ALL_KINDS})
         scan = {str(k): bool(v) for k, v in document["scan"].items()}
         matters = {str(k): bool(v) for k, v in document["matters"].items()}
         aliases = {
@@ -357,10 +376,11 @@ def _parse_record(document: Any) -> _Record | None:
         }
         served = {str(k): None if v is None else Verdict(*v) for k, v in document["served"].items()}
         stats = {str(k): _stat_entry(v) for k, v in document["stats"].items()}
+        runs = {str(k): v for k, v in document["runs"].items() if isinstance(v, dict)}  # each checked when asked
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         logger.debug("derived answers: ignoring a damaged record: %s", error)
         return None
-    return _Record(observed, scan, matters, aliases, served, stats)
+    return _Record(observed, scan, matters, aliases, served, stats, runs)
 
 
 def _stat_entry(value: Any) -> StatKey:
@@ -381,6 +401,9 @@ def _keys_worth_writing(stats: dict[str, StatKey], known: dict[str, StatKey]) ->
     news = sum(1 for path, key in stats.items() if known.get(path) != key)
     return news > 0 and news * 16 >= len(stats)
 
+
+#: The whole runs' answers a record keeps (``run_answers``), the latest ones: a tree's, its packages', a hook's.
+MAX_RUNS = 8
 
 #: A run of at most this many files keeps a record of its own (``DerivedAnswers.open``'s ``scope``).
 SMALL_RUN = 32
@@ -422,6 +445,11 @@ class DerivedAnswers:
         self.served: dict[str, Verdict | None] = {}
         #: path -> the digest of its bytes as the check read them (for files it read).
         self.digests: dict[str, str | None] = {}
+        #: Run key -> a whole run's answer (``run_answers``): loaded only when every observation holds.
+        self.runs: dict[str, dict] = {}
+        self._runs_changed = False
+        self._kept_now: str | None = None
+        self._disk = _Disk()
         #: path -> the stat key of its bytes: recorded by earlier runs, and this run's (``_Disk``, ``note``).
         self._stats_known: dict[str, StatKey] = {}
         self._stats: dict[str, StatKey] = {}
@@ -448,8 +476,8 @@ class DerivedAnswers:
     def _load(self, record: "_Record | None") -> None:
         if record is None:
             return
-        observed, scan, matters, aliases, served, stats = record
-        disk = _Disk(stats)
+        observed, scan, matters, aliases, served, stats, runs = record
+        disk = self._disk = _Disk(stats)
         self._stats_known, self._stats = stats, disk.fresh  # a digest memo: sound whether or not the answers hold
         if not observed.still_hold(SCAN_KINDS, disk):
             return
@@ -457,8 +485,12 @@ class DerivedAnswers:
         self.digests = disk.digests
         if observed.still_hold(SERVING_KINDS, disk):
             self.served = served
+            if observed.still_hold(RUN_KINDS, disk):
+                self.runs = runs
+            else:
+                observed.run_reads.clear()
         else:
-            for kind in SERVING_KINDS:
+            for kind in (*SERVING_KINDS, *RUN_KINDS):
                 getattr(observed, kind).clear()
         self._loaded = self._sizes()
 
@@ -467,6 +499,27 @@ class DerivedAnswers:
             len(self.scan), len(self.matters), len(self.aliases), len(self.served),
             self.observed.size(SCAN_KINDS), self.observed.size(SERVING_KINDS),
         )
+
+    def rekeyed(self) -> bool:
+        """Whether the check keyed anew enough files (touched, same bytes) that writing the record pays."""
+        return _keys_worth_writing(self._stats, self._stats_known)
+
+    def stamp(self, path: str) -> Stamp | None:
+        """The stamp of ``path`` (absolute, normalised): the record's check took most a run asks for."""
+        return self._disk.stamp(path)
+
+    def kept_run(self, key: str) -> dict | None:
+        """The answer a whole run with this key kept (``run_answers``; checked there against its inputs)."""
+        return self.runs.get(key)
+
+    def keep_run(self, key: str, answer: dict) -> None:
+        """Keep a whole run's answer with the record (written by ``save``); the oldest beyond ``MAX_RUNS`` go."""
+        self.runs.pop(key, None)
+        self.runs[key] = answer
+        self._kept_now = key
+        while len(self.runs) > MAX_RUNS:
+            del self.runs[next(iter(self.runs))]
+        self._runs_changed = True
 
     def note(self, path: str, taken: Stamp | None, digest: bytes) -> None:
         """This run read ``path`` (stamped before the read) and its bytes had ``digest``: keep its stat key."""
@@ -484,26 +537,37 @@ class DerivedAnswers:
     def _stat_keys(self, observed: Observations) -> dict[str, StatKey]:
         """The stat keys worth keeping: of the files the observations name (this run's first)."""
         named = set().union(
-            *(getattr(observed, kind) for kind in ("listings", "contents", "definitions", "reads", "serving_reads", "config_reads"))
+            *(getattr(observed, kind) for kind in (
+                "listings", "contents", "definitions", "reads", "serving_reads", "config_reads", "run_reads",
+            ))
         )
         merged = {**self._stats_known, **self._stats}
         return {path: merged[path] for path in sorted(named & merged.keys())}
 
     def save(self, observed: Observations) -> None:
-        """Store the answers with every observation they rest on (only when this run added any)."""
-        observed.merge(self.observed, (*SCAN_KINDS, *SERVING_KINDS))
+        """Store the answers with every observation they rest on (only when this run added any).
+
+        Where this run's observations contradict the loaded ones (a file changed after the check), the record
+        keeps this run's, and the earlier runs' whole answers, which rested on the others, are dropped.
+        """
+        if self.runs.keys() - {self._kept_now} and observed.differs(self.observed, ALL_KINDS):
+            self.runs = {key: answer for key, answer in self.runs.items() if key == self._kept_now}
+            self._runs_changed = True
+        observed.merge(self.observed, ALL_KINDS)
         observed.drop_implied()
         self.observed = observed
         stats = self._stat_keys(observed)
-        if self._store is None or not self._store.persistent or (self._sizes() == self._loaded and not _keys_worth_writing(stats, self._stats_known)):
+        unchanged = self._sizes() == self._loaded and not self._runs_changed
+        if self._store is None or not self._store.persistent or (unchanged and not _keys_worth_writing(stats, self._stats_known)):
             return
         document = {
             "stats": stats,
             "format": _FORMAT,
-            "observed": observed.part((*SCAN_KINDS, *SERVING_KINDS)),
+            "observed": observed.part(ALL_KINDS),
             "scan": self.scan,
             "matters": self.matters,
             "aliases": {k: {name: sorted(apis) for name, apis in v.items()} for k, v in self.aliases.items()},
             "served": {k: None if v is None else list(v) for k, v in self.served.items()},
+            "runs": self.runs,
         }
         self._store.put(RECORD, self._key, document)

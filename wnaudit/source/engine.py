@@ -36,6 +36,7 @@ from .pipeline.read import read_source
 from .pipeline.collect import fixed_findings, placed, planned_findings
 from .pipeline.run_rules import file_candidates, findings_of, identity, offered, serving_syntax_errors, to_finding
 from .pipeline.scan import scan_all
+from . import notebook, run_answers
 from .reading import SourceError
 from .workspace import Workspace
 
@@ -56,6 +57,8 @@ class Scan:
     summaries: list[FileSummary]
     #: resolved path -> the path as given, for every file read without an error.
     given: dict[str, str]
+    #: How many input errors the stages after the scan found (``_check``): a kept answer holds them.
+    errors: int = 0
 
     @property
     def run_files(self) -> frozenset[str]:
@@ -91,12 +94,74 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
 
 def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None]) -> RunResult:
     config, result = options.config, RunResult()
+    # Taken before anything reads an input: a later run gives this run's answer while they hold (``run_answers``).
+    stamps = run_answers.stamp_inputs(files) if run_answers.keeps_answers(options) else None
     inputs = gather_inputs(files, config.max_source_bytes)
     if options.fix or options.discard_journal:  # a fix an interruption left half-renamed is finished first
         result.errors.extend(recover(inputs.names, discard=options.discard_journal))
     else:
         result.errors.extend(pending(inputs.names))  # an audit says a fix was interrupted half-way
     workspace = cached_workspace(config, options.cache, inputs.files)
+    key = run_answers.run_key(options, files) if run_answers.keeps_answers(options) else None
+    kept = _kept_answer(workspace, key, files)
+    if kept is not None:
+        if workspace.derived is not None and workspace.derived.rekeyed():
+            workspace.save_caches()  # the stats of files touched since: a later check need not read them
+        kept.replay()
+        result.errors.extend(kept.errors)
+        result.findings, result.parsed_sources = placed(kept.findings, inputs), kept.parsed
+        return result
+    with run_answers.logged_warnings() as warnings:
+        found, plan = _check(inputs, options, workspace, settle, result)
+    if (options.fix or options.diff) and plan.edits:
+        workspace.save_caches()
+        _apply(plan, found, options, workspace, result)
+        return result
+    errors = result.errors[len(result.errors) - found.errors:]
+    answer = run_answers.RunAnswer(planned_findings(plan), errors, result.parsed_sources or 0, warnings)
+    if key is not None and stamps is not None:
+        _keep_answer(workspace, key, files, stamps, answer)
+    workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
+    result.findings = placed(answer.findings, inputs)
+    return result
+
+
+def _kept_answer(workspace: Workspace, key: str | None, files: list[Path]) -> run_answers.RunAnswer | None:
+    """The answer an earlier run with this key kept, when everything it rests on holds (None: run the stages)."""
+    derived = workspace.derived
+    document = derived.kept_run(key) if key is not None and derived is not None else None
+    return run_answers.recall(document, files, derived.stamp) if document is not None and derived is not None else None
+
+
+def _keep_answer(
+    workspace: Workspace, key: str, files: list[Path], stamped: run_answers.InputStamps, answer: run_answers.RunAnswer,
+) -> None:
+    """Keep the run's answer with the record, when it is one of the code alone and no input changed meanwhile.
+
+    Not kept: a file whose analysis failed (a limit of this process), a symbolic link met (where it points
+    is not observed).
+    """
+    if workspace.derived is None or workspace.analysis_failures or workspace.project.met_links():
+        return
+    keys = run_answers.input_keys(files, stamped, lambda path: _digest_read(workspace, path))
+    if keys is not None:
+        workspace.derived.keep_run(key, run_answers.encode(answer, keys, stamped))
+
+
+def _digest_read(workspace: Workspace, path: str) -> str | None:
+    """The digest of the bytes of a source file (not a notebook: its view is read) the run read or its record checked."""
+    if notebook.is_notebook(path):
+        return None
+    read = workspace.reads.read(Path(path))
+    if read is not None:
+        return read[0].hex()
+    return workspace.derived.digests.get(path) if workspace.derived is not None else None
+
+
+def _check(inputs: Inputs, options: RunOptions, workspace: Workspace, settle: Callable[[], None], result: RunResult) -> tuple[Scan, FixPlan]:
+    """The stages that find: scan, link, rules and plan; the inputs' errors go to ``result`` (``Scan.errors`` counts them)."""
+    config = options.config
+    before = len(result.errors)
     try:
         found = scan(inputs, options, workspace)
         settle()  # the scan's records live to the end of the run: the rules' collections need not walk them
@@ -115,12 +180,8 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
         )
     result.errors.extend(InputError(path, message) for path, message in sorted(workspace.analysis_failures.items()))
     result.parsed_sources = sum(item.parsed for item in found.scanned) + len(served)
-    workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
-    if (options.fix or options.diff) and plan.edits:
-        _apply(plan, found, options, workspace, result)
-    else:
-        result.findings = placed(planned_findings(plan), inputs)
-    return result
+    found.errors = len(result.errors) - before
+    return found, plan
 
 
 def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace, result: RunResult) -> None:

@@ -42,6 +42,8 @@ class FileReads:
         self.seen_definitions: dict[str, list] = {}
         self.seen_reads: dict[str, str | None] = {}
         self._seen_serving: dict[str, str | None] = {}
+        #: Every file read from disk (``data``): what a whole run's kept answer rests on (``run_answers``).
+        self._run_reads: dict[str, str | None] = {}
         #: WN110's project walks this run: "1" (whole tree) or "0" (packages only) + root -> the files found.
         self._walks: dict[str, tuple[Path, ...]] = {}
         #: directory -> what its YAML configs build (WN110, shape d), read once per run.
@@ -90,11 +92,24 @@ class FileReads:
         if path in self._views:
             data = self._views[path]
         else:
-            data = read_source_file(path)  # a notebook's view
-            if notebook.is_notebook(path):
-                self._views[path] = data  # kept: its JSON is parsed once per run
+            data = self._read(path)
         if seen is not None and self.derived is not None and str(path) not in seen:
             seen[str(path)] = content_digest(data)
+        return data
+
+    def _read(self, path: Path) -> bytes | None:
+        """The file's bytes from disk (a notebook's view), the first read of each noted for a whole run's answer."""
+        name = str(path)
+        noting = self.derived is not None and name not in self._run_reads
+        taken = stamp(name) if noting else None  # before the read: a later check trusts an unchanged stat
+        data = read_source_file(path)
+        if notebook.is_notebook(path):
+            self._views[path] = data  # kept: its JSON is parsed once per run
+        if noting:
+            digest = None if data is None else digest_of(data)
+            self._run_reads[name] = None if digest is None else digest.hex()
+            if digest is not None and self.derived is not None:
+                self.derived.note(name, taken, digest)
         return data
 
     def project_files(self, root: Path, whole: bool) -> tuple[Path, ...]:
@@ -190,4 +205,5 @@ class FileReads:
             configs=dict(self._configs),
             config_walks={root: [str(path) for path, _ in found] for root, found in self._flag_configs.items()},
             config_reads={str(path): content_digest(data) for found in self._flag_configs.values() for path, data in found},
+            run_reads=dict(self._run_reads),
         )

@@ -51,10 +51,10 @@ class Location:
 
 def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Path:
     """``Path.resolve()``: links followed.  ``directories``: realpaths already known (a directory's files share it)."""
-    return Path(_resolved_text(path, directories))
+    return Path(resolved_text(path, directories))
 
 
-def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) -> str:
+def resolved_text(path: Path | str, directories: dict[str, str] | None = None) -> str:
     """``_resolved`` as text (normalised: the string of the ``Path`` it stands for), no ``Path`` built."""
     text = os.fspath(path)
     absolute = os.path.abspath(text)
@@ -62,12 +62,12 @@ def _resolved_text(path: Path | str, directories: dict[str, str] | None = None) 
         directory, name = os.path.split(absolute)
         if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
             return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
-        return os.path.join(_real_directory(directory, directories), name)
+        return os.path.join(real_directory(directory, directories), name)
     except OSError:
         return absolute
 
 
-def _real_directory(directory: str, known: dict[str, str]) -> str:
+def real_directory(directory: str, known: dict[str, str]) -> str:
     """``os.path.realpath`` of an absolute, normalised ``directory``: its parent's, joined, unless it is a link.
 
     One ``lstat`` per directory not seen before (``realpath`` takes one per component of every path it is given).
@@ -78,7 +78,7 @@ def _real_directory(directory: str, known: dict[str, str]) -> str:
         if not name or parent == directory or os.path.islink(directory):
             real = os.path.realpath(directory)
         else:
-            real = os.path.join(_real_directory(parent, known), name)
+            real = os.path.join(real_directory(parent, known), name)
         known[directory] = real
     return real
 
@@ -118,6 +118,7 @@ class Project:
         #: The stamp taken before each listing of this run that holds no link (None: not taken): a record of
         #: derived answers keys those listings, so its next check need not list them again (``derived_cache``).
         self.listing_stamps: dict[str, Stamp] | None = None
+        self._listed_links = False
 
     def _isfile(self, path: str) -> bool:
         found = self._files.get(path)
@@ -131,6 +132,14 @@ class Project:
             found = self._dirs[path] = os.path.isdir(path)
         return found
 
+    def is_file(self, path: Path | str) -> bool:
+        """``os.path.isfile``, asked once per run and recorded (``observations``)."""
+        return self._isfile(os.fspath(path))
+
+    def is_dir(self, path: Path | str) -> bool:
+        """``os.path.isdir``, asked once per run and recorded (``observations``)."""
+        return self._isdir(os.fspath(path))
+
     def exists(self, path: str) -> bool:
         """``os.path.exists``, asked once per run (and recorded like every file-system answer here)."""
         found = self._exists.get(path)
@@ -141,6 +150,10 @@ class Project:
     def observations(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool], dict[str, dict[str, int] | None]]:
         """What the file system answered this run: isfile, isdir, exists, and directory listings."""
         return self._files, self._dirs, self._exists, self._listings
+
+    def met_links(self) -> bool:
+        """Whether this run met a symbolic link: in a listing, or on the way to a directory (where it points is no observation)."""
+        return self._listed_links or any(real != directory for directory, real in self._real_directories.items())
 
     def _is_package_dir(self, directory: Path | str) -> bool:
         return self._isfile(os.path.join(directory, "__init__.py"))
@@ -158,14 +171,14 @@ class Project:
 
     def locate_input(self, path: Path | str) -> Location:
         """``locate`` for a path the user named: links resolved, so one file reached twice is one module."""
-        return self.locate(_resolved_text(path, self._real_directories))
+        return self.locate(self.input_identity(path))
 
     def input_identity(self, path: Path | str) -> str:
         """``str(locate_input(path).path)`` without locating the file (no ``Location`` built).
 
-        ``_resolved_text`` is already absolute and normalised (a realpath, or a realpath joined with a bare name).
+        ``resolved_text`` is already absolute and normalised (a realpath, or a realpath joined with a bare name).
         """
-        return _resolved_text(path, self._real_directories)
+        return resolved_text(path, self._real_directories)
 
     def locate(self, path: Path | str) -> Location:
         """Where a file sits in the import system (``path`` made absolute, links kept, as imports see it)."""
@@ -297,6 +310,7 @@ class Project:
         taken = take_stamp(directory) if self.listing_stamps is not None else None
         kinds, links = list_kinds_and_links(directory)
         self._listings[directory] = kinds
+        self._listed_links = self._listed_links or links
         if taken is not None and self.listing_stamps is not None and kinds and not links:
             self.listing_stamps[directory] = taken
         return kinds
@@ -352,9 +366,10 @@ def list_kinds_and_links(directory: str) -> tuple[dict[str, int] | None, bool]:
                     kind = (_FILE if entry.is_file() else 0) | (_DIR if entry.is_dir() else 0)
                 except OSError:
                     kind = _FILE | _DIR  # unknown: let ``stat`` decide
-                if kind and _importable(entry.name):
-                    listing[entry.name] = kind
-                    links = links or entry.is_symlink()
+                if _importable(entry.name):
+                    links = links or entry.is_symlink()  # a dangling one too: its target may appear
+                    if kind:
+                        listing[entry.name] = kind
     except (FileNotFoundError, NotADirectoryError):
         return {}, False
     except OSError:

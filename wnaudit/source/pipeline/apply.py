@@ -47,7 +47,7 @@ from ...common.findings import InputError
 from .. import notebook
 from ..fixer import FixError, apply_fixes
 from ..model import FileSummary
-from ..project import Location, Project
+from ..project import Location, Project, real_directory
 from ..reading import SourceError, read_source_bytes
 from ..rules import Candidate
 from ..facts.kinds import digest_of
@@ -152,10 +152,7 @@ def _real_directories(paths: Sequence[str]) -> list[str]:
         if os.path.islink(path):
             out[os.path.dirname(os.path.realpath(path))] = None
             continue
-        folder = os.path.dirname(os.path.abspath(path))
-        if folder not in resolved:
-            resolved[folder] = os.path.realpath(folder)
-        out[resolved[folder]] = None
+        out[real_directory(os.path.dirname(os.path.abspath(path)), resolved)] = None  # one lstat per new directory
     return list(out)
 
 

@@ -42,7 +42,8 @@ def new_workspace(
     facts = facts if facts is not None else FactStore()
     answers = None
     if derived and facts.persistent:
-        kept_on = [*config.exclusions, *config.serving]  # WN110's kept verdicts rest on them too
+        # WN110's kept verdicts rest on them too (an exclude is also matched from the working directory).
+        kept_on = [*config.exclusions, *config.serving, os.getcwd()]
         answers = DerivedAnswers.open(facts, project.roots, _scope(files) if len(files) <= SMALL_RUN else [], kept_on)
     settings = WorkspaceSettings(
         fix_fold=config.fix_fold, excluded=config.is_path_excluded, serving_entries=config.serving,

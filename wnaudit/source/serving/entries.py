@@ -29,8 +29,8 @@ def split(entry: str) -> tuple[str, str]:
 def module_of(project: Project, root: Path, module: str) -> Path | None:
     """The file ``import module`` finds from the project root (a package's ``__init__.py``)."""
     found = project.module_file(module, project.locate(root / "__wnaudit_serving_entry__.py"))
-    if found is not None and found.is_dir():
-        found = found / "__init__.py" if (found / "__init__.py").is_file() else None
+    if found is not None and project.is_dir(found):  # asked of the project: observations of kept answers
+        found = found / "__init__.py" if project.is_file(found / "__init__.py") else None
     return found
 
 

@@ -57,10 +57,13 @@ def project_files(root: Path, whole: bool) -> Iterable[Path]:
     return (Path(text) for text in project_file_names(root, whole))
 
 
-def project_file_names(root: Path | str, whole: bool, stat: Callable[[str], os.stat_result] | None = None) -> Iterator[str]:
+def project_file_names(
+    root: Path | str, whole: bool, stat: Callable[[str], os.stat_result] | None = None, quiet: bool = False,
+) -> Iterator[str]:
     """``project_files`` as text (``str`` of each path), no ``Path`` built per file (a record's check walks again).
 
-    ``stat``: as ``too_big`` asks it.
+    ``stat``: as ``too_big`` asks it.  ``quiet``: a cut walk is not logged (a record's check: the run that
+    uses the record says it, or its kept answer does).
     """
     count = 0
     walk = _Walk(os.fspath(root), whole)
@@ -71,7 +74,8 @@ def project_file_names(root: Path | str, whole: bool, stat: Callable[[str], os.s
                 continue
             count += 1
             if count > MAX_PROJECT_FILES:
-                _warn_cut(Path(root), [Path(d) for d in walk.unread(directory)])
+                if not quiet:
+                    _warn_cut(Path(root), [Path(d) for d in walk.unread(directory)])
                 return
             yield path
 
