@@ -313,17 +313,20 @@ def test_a_forged_record_that_no_longer_holds_is_dropped(tmp_path: Path, cache_d
     assert _answer(paths) == expected
 
 
+#: Lints of subsets (pre-commit's view), edits and deletions of up to four modules, in any order.
+LINT_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("lint"), st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=4, unique=True)),
+        st.tuples(st.just("edit"), st.integers(min_value=0, max_value=3), module_spec),
+        st.tuples(st.just("delete"), st.integers(min_value=0, max_value=3)),
+    ),
+    min_size=1, max_size=6,
+)
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
-    specs=st.lists(module_spec, min_size=2, max_size=4),
-    steps=st.lists(
-        st.one_of(
-            st.tuples(st.just("lint"), st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=4, unique=True)),
-            st.tuples(st.just("edit"), st.integers(min_value=0, max_value=3), module_spec),
-            st.tuples(st.just("delete"), st.integers(min_value=0, max_value=3)),
-        ),
-        min_size=1, max_size=6,
-    ),
+    specs=st.lists(module_spec, min_size=2, max_size=4), steps=LINT_STEPS,
 )
 def test_kept_answers_equal_fresh_ones_through_edits_and_subsets(
     tmp_path_factory: pytest.TempPathFactory, specs: list, steps: list,

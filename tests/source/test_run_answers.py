@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.source.cache_files import entries_of, files_of, forge
-from tests.source.test_derived_cache import BASE, MID, SERVE, SERVE_FLAGGED
+from tests.source.test_derived_cache import BASE, LINT_STEPS, MID, SERVE, SERVE_FLAGGED
 from tests.source.test_source_invariance import _module, _write_tree, module_spec
 from wnaudit.common import cache
 from wnaudit.common.config import Config
@@ -365,15 +365,7 @@ def test_a_file_that_changed_during_a_run_drops_the_answers_that_rested_on_it(tm
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
-    specs=st.lists(module_spec, min_size=2, max_size=4),
-    steps=st.lists(
-        st.one_of(
-            st.tuples(st.just("lint"), st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=4, unique=True)),
-            st.tuples(st.just("edit"), st.integers(min_value=0, max_value=3), module_spec),
-            st.tuples(st.just("delete"), st.integers(min_value=0, max_value=3)),
-        ),
-        min_size=1, max_size=6,
-    ),
+    specs=st.lists(module_spec, min_size=2, max_size=4), steps=LINT_STEPS,
 )
 def test_kept_runs_equal_fresh_ones_through_edits_and_subsets(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, specs: list, steps: list,
