@@ -142,24 +142,21 @@ class _Disk:
             self.digests[path] = self._digest(path, _read_config_at)
         return self.digests[path]
 
-    def stamp(self, path: str) -> Stamp | None:
-        """``take_stamp(path)``, the one this check took if it took one."""
-        return self._taken(path)
-
     def stat_of(self, path: str) -> os.stat_result:
         """``os.stat(path)``, the one this check took for the path if any (a walk's sizes are the digests' stats)."""
-        taken = self._taken(path)
+        taken = self.stamp(path)
         if taken is None:
             raise FileNotFoundError(path)
         return taken.status
 
-    def _taken(self, path: str) -> Stamp | None:
+    def stamp(self, path: str) -> Stamp | None:
+        """``take_stamp(path)``, taken once per check (a run's later questions get the same one)."""
         if path not in self._stamps:
             self._stamps[path] = take_stamp(path)
         return self._stamps[path]
 
     def _digest(self, path: str, read: Callable[[str], bytes | None]) -> str | None:
-        taken = self._taken(path)
+        taken = self.stamp(path)
         if taken is not None and not stat.S_ISREG(taken.status.st_mode):
             taken = None  # not a regular file (``stamp``)
         if taken is None:

@@ -57,8 +57,6 @@ class Scan:
     summaries: list[FileSummary]
     #: resolved path -> the path as given, for every file read without an error.
     given: dict[str, str]
-    #: How many input errors the stages after the scan found (``_check``): a kept answer holds them.
-    errors: int = 0
 
     @property
     def run_files(self) -> frozenset[str]:
@@ -94,15 +92,16 @@ def lint_files(files: list[Path], options: RunOptions) -> RunResult:
 
 def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None]) -> RunResult:
     config, result = options.config, RunResult()
+    keeps = run_answers.keeps_answers(options)
     # Taken before anything reads an input: a later run gives this run's answer while they hold (``run_answers``).
-    stamps = run_answers.stamp_inputs(files) if run_answers.keeps_answers(options) else None
+    stamps = run_answers.stamp_inputs(files) if keeps else None
     inputs = gather_inputs(files, config.max_source_bytes)
     if options.fix or options.discard_journal:  # a fix an interruption left half-renamed is finished first
         result.errors.extend(recover(inputs.names, discard=options.discard_journal))
     else:
         result.errors.extend(pending(inputs.names))  # an audit says a fix was interrupted half-way
     workspace = cached_workspace(config, options.cache, inputs.files)
-    key = run_answers.run_key(options, files) if run_answers.keeps_answers(options) else None
+    key = run_answers.run_key(options, files) if keeps else None
     kept = _kept_answer(workspace, key, files)
     if kept is not None:
         if workspace.derived is not None and workspace.derived.rekeyed():
@@ -112,13 +111,14 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
         result.findings, result.parsed_sources = placed(kept.findings, inputs), kept.parsed
         return result
     with run_answers.logged_warnings() as warnings:
-        found, plan = _check(inputs, options, workspace, settle, result)
+        found, plan, errors, parsed = _check(inputs, options, workspace, settle)
+    result.errors.extend(errors)
+    result.parsed_sources = parsed
     if (options.fix or options.diff) and plan.edits:
         workspace.save_caches()
         _apply(plan, found, options, workspace, result)
         return result
-    errors = result.errors[len(result.errors) - found.errors:]
-    answer = run_answers.RunAnswer(planned_findings(plan), errors, result.parsed_sources or 0, warnings)
+    answer = run_answers.RunAnswer(planned_findings(plan), errors, parsed, warnings)
     if key is not None and stamps is not None:
         _keep_answer(workspace, key, files, stamps, answer)
     workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
@@ -129,8 +129,10 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
 def _kept_answer(workspace: Workspace, key: str | None, files: list[Path]) -> run_answers.RunAnswer | None:
     """The answer an earlier run with this key kept, when everything it rests on holds (None: run the stages)."""
     derived = workspace.derived
-    document = derived.kept_run(key) if key is not None and derived is not None else None
-    return run_answers.recall(document, files, derived.stamp) if document is not None and derived is not None else None
+    if key is None or derived is None:
+        return None
+    document = derived.kept_run(key)
+    return run_answers.recall(document, files, derived.stamp) if document is not None else None
 
 
 def _keep_answer(
@@ -158,30 +160,30 @@ def _digest_read(workspace: Workspace, path: str) -> str | None:
     return workspace.derived.digests.get(path) if workspace.derived is not None else None
 
 
-def _check(inputs: Inputs, options: RunOptions, workspace: Workspace, settle: Callable[[], None], result: RunResult) -> tuple[Scan, FixPlan]:
-    """The stages that find: scan, link, rules and plan; the inputs' errors go to ``result`` (``Scan.errors`` counts them)."""
+def _check(
+    inputs: Inputs, options: RunOptions, workspace: Workspace, settle: Callable[[], None],
+) -> tuple[Scan, FixPlan, list[InputError], int]:
+    """The stages that find: scan, link, rules and plan; with the inputs' errors they found and how many files were parsed."""
     config = options.config
-    before = len(result.errors)
+    errors: list[InputError] = []
     try:
         found = scan(inputs, options, workspace)
         settle()  # the scan's records live to the end of the run: the rules' collections need not walk them
-        result.errors.extend(InputError(item.path, item.error) for item in found.scanned if item.error is not None)
+        errors.extend(InputError(item.path, item.error) for item in found.scanned if item.error is not None)
         context = Context(found.summaries, workspace=workspace)
         plan = plan_fixes(found.summaries, config, context, options.unsafe_fixes, found.run_files)
         served = serving_syntax_errors(context, found.unparsed(), workspace)
     finally:
         workspace.close_workers()
-    result.errors.extend(InputError(path, message) for path, message in served)
+    errors.extend(InputError(path, message) for path, message in served)
     if config.serving:  # declared entries the project does not define: a config error each (never imported)
         pyproject = str(Path(config.root) / "pyproject.toml")
-        result.errors.extend(
+        errors.extend(
             InputError(pyproject, message)
             for message in entry_errors(config.serving, workspace.project, Path(config.root), workspace.reads.source_bytes)
         )
-    result.errors.extend(InputError(path, message) for path, message in sorted(workspace.analysis_failures.items()))
-    result.parsed_sources = sum(item.parsed for item in found.scanned) + len(served)
-    found.errors = len(result.errors) - before
-    return found, plan
+    errors.extend(InputError(path, message) for path, message in sorted(workspace.analysis_failures.items()))
+    return found, plan, errors, sum(item.parsed for item in found.scanned) + len(served)
 
 
 def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace, result: RunResult) -> None:

@@ -89,28 +89,33 @@ class FileReads:
         """
         if path in self._bytes:
             return self._bytes[path]
+        digest: str | None = None
         if path in self._views:
             data = self._views[path]
         else:
-            data = self._read(path)
+            data, digest = self._read(path)
         if seen is not None and self.derived is not None and str(path) not in seen:
-            seen[str(path)] = content_digest(data)
+            seen[str(path)] = digest if digest is not None else content_digest(data)
         return data
 
-    def _read(self, path: Path) -> bytes | None:
-        """The file's bytes from disk (a notebook's view), the first read of each noted for a whole run's answer."""
+    def _read(self, path: Path) -> tuple[bytes | None, str | None]:
+        """The file's bytes from disk (a notebook's view), the first read of each noted for a whole run's answer.
+
+        With the digest of those bytes when this read noted it (None: not computed here, or unreadable).
+        """
         name = str(path)
         noting = self.derived is not None and name not in self._run_reads
         taken = stamp(name) if noting else None  # before the read: a later check trusts an unchanged stat
         data = read_source_file(path)
         if notebook.is_notebook(path):
             self._views[path] = data  # kept: its JSON is parsed once per run
-        if noting:
-            digest = None if data is None else digest_of(data)
-            self._run_reads[name] = None if digest is None else digest.hex()
-            if digest is not None and self.derived is not None:
-                self.derived.note(name, taken, digest)
-        return data
+        if not noting:
+            return data, None
+        digest = None if data is None else digest_of(data)
+        self._run_reads[name] = None if digest is None else digest.hex()
+        if digest is not None and self.derived is not None:
+            self.derived.note(name, taken, digest)
+        return data, self._run_reads[name]
 
     def project_files(self, root: Path, whole: bool) -> tuple[Path, ...]:
         """The project's Python files under ``root`` (``serving.walk.project_files``), walked once per run."""

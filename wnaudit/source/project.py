@@ -118,7 +118,7 @@ class Project:
         #: The stamp taken before each listing of this run that holds no link (None: not taken): a record of
         #: derived answers keys those listings, so its next check need not list them again (``derived_cache``).
         self.listing_stamps: dict[str, Stamp] | None = None
-        self._listed_links = False
+        self._links_met = False
 
     def _isfile(self, path: str) -> bool:
         found = self._files.get(path)
@@ -153,7 +153,7 @@ class Project:
 
     def met_links(self) -> bool:
         """Whether this run met a symbolic link: in a listing, or on the way to a directory (where it points is no observation)."""
-        return self._listed_links or any(real != directory for directory, real in self._real_directories.items())
+        return self._links_met or any(real != directory for directory, real in self._real_directories.items())
 
     def _is_package_dir(self, directory: Path | str) -> bool:
         return self._isfile(os.path.join(directory, "__init__.py"))
@@ -310,7 +310,7 @@ class Project:
         taken = take_stamp(directory) if self.listing_stamps is not None else None
         kinds, links = list_kinds_and_links(directory)
         self._listings[directory] = kinds
-        self._listed_links = self._listed_links or links
+        self._links_met = self._links_met or links
         if taken is not None and self.listing_stamps is not None and kinds and not links:
             self.listing_stamps[directory] = taken
         return kinds
