@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
-from wnaudit.source.pipeline import apply
+from wnaudit.source import lint_run
+from wnaudit.source.pipeline import apply, journals
 
 BUGGY = (
     "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n"
@@ -39,7 +39,7 @@ OTHER = "# edited by another writer\n" + BUGGY
 _DRIVER = r"""
 import os, signal, sys
 from wnaudit.common import journal
-from wnaudit.source.pipeline import apply
+from wnaudit.source.pipeline import apply, journals
 
 signum, step = getattr(signal, sys.argv[1]), sys.argv[2]
 calls = {"n": 0}
@@ -88,7 +88,7 @@ def _tree(root: Path, count: int = 3, text: str = BUGGY) -> list[Path]:
 
 def _fixed_text(tmp_path: Path) -> str:
     reference = _tree(tmp_path / "reference", 1)
-    engine.lint_files(reference, RunOptions(jobs=1, cache=False, fix=True))
+    lint_run.lint_files(reference, RunOptions(jobs=1, cache=False, fix=True))
     text = reference[0].read_text()
     assert text != BUGGY
     return text
@@ -178,11 +178,11 @@ def test_a_journal_above_the_tree_is_neither_honoured_nor_blocking(tmp_path):
 
 
 def _fix(paths: list[Path]):  # type: ignore[no-untyped-def]
-    return engine.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True))
+    return lint_run.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True))
 
 
 def _audit(paths: list[Path]):  # type: ignore[no-untyped-def]
-    return engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+    return lint_run.lint_files(paths, RunOptions(jobs=1, cache=False))
 
 
 def test_a_file_another_writer_changes_before_its_rename_is_left_alone(tmp_path, monkeypatch, caplog):
@@ -243,7 +243,7 @@ def test_a_plain_audit_warns_of_a_source_fix_interrupted_between_its_renames(tmp
     with pytest.raises(KeyboardInterrupt):
         _fix(paths)
     monkeypatch.setattr(apply, "_after_rename", None)
-    monkeypatch.setattr(apply, "process_alive", lambda pid: False)  # this process wrote it: as if it had died
+    monkeypatch.setattr(journals, "process_alive", lambda pid: False)  # this process wrote it: as if it had died
     audit = _audit(paths)
     warned = [e for e in audit.errors if "interrupted --fix" in e.message]
     assert len(warned) == 1 and "run wnaudit --fix" in warned[0].message and "\n" not in warned[0].message
