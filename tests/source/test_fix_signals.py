@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from wnaudit.common import cache
 from wnaudit.common.options import RunOptions
 from wnaudit.source import lint_run
 from wnaudit.source.pipeline import apply, journals
@@ -248,6 +249,29 @@ def test_a_plain_audit_warns_of_a_source_fix_interrupted_between_its_renames(tmp
     warned = [e for e in audit.errors if "interrupted --fix" in e.message]
     assert len(warned) == 1 and "run wnaudit --fix" in warned[0].message and "\n" not in warned[0].message
     assert not _fix(paths).findings and _stray(tmp_path / "src") == []
+
+
+@pytest.mark.parametrize("through_link", [False, True])
+def test_an_audit_that_keeps_answers_warns_of_it_too(tmp_path, monkeypatch, cache_dir, through_link):
+    """Cold and warm: the journal check is asked every run, in the inputs' real directories as their stamps say."""
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # the inputs' stamps vouch at once: the run keeps its answer
+    paths = _tree(tmp_path / "src")
+    monkeypatch.setattr(apply, "_after_rename", lambda step: _interrupt() if step == "applied_one" else None)
+    with pytest.raises(KeyboardInterrupt):
+        _fix(paths)
+    monkeypatch.setattr(apply, "_after_rename", None)
+    monkeypatch.setattr(journals, "process_alive", lambda pid: False)
+    audited = paths
+    if through_link:
+        (tmp_path / "view").symlink_to(tmp_path / "src", target_is_directory=True)
+        audited = [tmp_path / "view" / path.name for path in paths]
+    for _ in range(2):
+        audit = lint_run.lint_files(audited, RunOptions(jobs=1))
+        assert len([e for e in audit.errors if "interrupted --fix" in e.message]) == 1
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
 
 
 def test_a_set_whose_every_file_changed_before_its_rename_leaves_no_journal(tmp_path, monkeypatch):

@@ -38,7 +38,8 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
     if options.fix or options.discard_journal:  # a fix an interruption left half-renamed is finished first
         result.errors.extend(recover(inputs.names, discard=options.discard_journal))
     else:
-        result.errors.extend(pending(inputs.names))  # an audit says a fix was interrupted half-way
+        # An audit says a fix was interrupted half-way (the inputs' real directories known from their stamps).
+        result.errors.extend(pending(inputs.names, stamps.identities if stamps is not None else None))
     facts = FactStore.open(options.cache)
     record = open_for_run(config, facts, inputs.files, stamps.by_identity() if stamps is not None else None)
     key = run_answers.run_key(options, files) if keeps else None

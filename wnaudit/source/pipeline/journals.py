@@ -75,10 +75,13 @@ def recover(run_paths: Sequence[str], discard: bool = False) -> list[InputError]
     return errors
 
 
-def pending(run_paths: Sequence[str]) -> list[InputError]:
-    """For an audit: one line per journal an interrupted ``--fix`` left in the run's tree (files half-fixed)."""
+def pending(run_paths: Sequence[str], resolved: Sequence[str] | None = None) -> list[InputError]:
+    """For an audit: one line per journal an interrupted ``--fix`` left in the run's tree (files half-fixed).
+
+    ``resolved``: where each run path resolves (links followed), when the run knows already (``tree_folders``).
+    """
     errors: list[InputError] = []
-    for folder in tree_folders(run_paths):
+    for folder in tree_folders(run_paths, resolved):
         for name, pid in _journals_in(folder):
             if process_alive(pid):
                 continue  # a fix in progress, not an interrupted one
@@ -97,16 +100,17 @@ def pending(run_paths: Sequence[str]) -> list[InputError]:
     return errors
 
 
-def tree_folders(run_paths: Sequence[str]) -> list[Path]:
+def tree_folders(run_paths: Sequence[str], resolved: Sequence[str] | None = None) -> list[Path]:
     """The directories of the run's files and those between them and the deepest directory holding them all.
 
     A run's journal lives in that deepest directory, its staged files beside
     their targets: these are the only places a run looks for what an
-    interrupted one left, never above.
+    interrupted one left, never above.  ``resolved``: where each run path
+    resolves, when known (a file's real directory is the directory of that path).
     """
     if not run_paths:
         return []
-    directories = _real_directories(run_paths)
+    directories = list(dict.fromkeys(map(os.path.dirname, resolved))) if resolved is not None else _real_directories(run_paths)
     top = Path(os.path.commonpath(directories))
     folders: dict[Path, None] = {top: None}
     for directory in directories:
