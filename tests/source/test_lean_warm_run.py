@@ -9,6 +9,7 @@ bytes at once (``RACY_NS`` 0, as a tree untouched for a few seconds has).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,68 @@ def test_the_codes_digest_is_kept_with_the_modules_stats(tmp_path: Path, monkeyp
     kept.write_text(f"{'0' * len(stats)} abcdefabcdef")
     assert fingerprint(tmp_path) == real  # other stats: read again, and kept
     assert kept.read_text() == f"{stats} {real}"
+
+
+def _tree_with_links(root: Path) -> Path:
+    for directory in ("a/b/c", "a/d", "e", ".hidden", "tests"):
+        (root / directory).mkdir(parents=True, exist_ok=True)
+    for name in ("a/x.py", "a/b/y.yaml", "a/b/c/z.json", "a/d/w.py", "e/v.yml", ".hidden/u.yaml", "tests/t.py", "top.yaml"):
+        (root / name).write_text("x: 1\n")
+    (root / "a" / "to_e").symlink_to(root / "e", target_is_directory=True)  # listed as a directory, never entered
+    (root / "a" / "b" / "link.yaml").symlink_to(root / "top.yaml")
+    (root / "a" / "dangling.yaml").symlink_to(root / "nowhere.yaml")
+    (root / "e" / "loop").symlink_to(root, target_is_directory=True)
+    return root
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_walk_tree_is_os_walk(tmp_path: Path, kept: bool) -> None:
+    """The same triples in the same order, the caller's pruning honoured, links to directories never entered."""
+    from wnaudit.source.serving.walk import Listings, skipped, walk_tree
+
+    root = _tree_with_links(tmp_path / "tree")
+
+    def walked(walk: object) -> list[tuple[str, list[str], list[str]]]:
+        out = []
+        for directory, dirs, files in walk:  # type: ignore[attr-defined]
+            dirs[:] = sorted(d for d in dirs if not skipped(d))
+            out.append((directory, list(dirs), sorted(files)))
+        return out
+
+    listings = Listings() if kept else None
+    assert walked(walk_tree(root, listings)) == walked(os.walk(root))
+    assert walked(walk_tree(root / "missing", listings)) == []
+
+
+def test_a_records_check_lists_each_directory_once(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """WN110's project walk, config walk and config targets of one tree share the check's listings."""
+    from collections import Counter
+
+    from tests.source.test_derived_cache import BASE, SERVE_FLAGGED
+    from wnaudit.common.options import RunOptions
+    from wnaudit.source import lint_run
+    from wnaudit.source.pipeline import journals
+
+    project = tmp_path / "proj"
+    package = project / "voc"
+    (package / "sub").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'voc'\n")
+    for name, text in {"__init__.py": "", "sub/__init__.py": "", "base.py": BASE, "serve.py": SERVE_FLAGGED}.items():
+        (package / name).write_text(text)
+    (package / "config.yaml").write_text("fold_weight_norm: false\nmodel:\n  _target_: voc.base.Base\n")
+    paths = sorted(package.glob("*.py"))
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    cold = lint_run.lint_files(paths, RunOptions(jobs=1)).findings
+    listed: Counter[str] = Counter()
+    real = os.scandir
+
+    def counted(path: object = ".") -> object:
+        listed[os.fspath(path)] += 1  # type: ignore[call-overload]
+        return real(path)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "scandir", counted)
+    monkeypatch.setattr(journals, "_journals_in", lambda folder: [])  # the journal check lists its folders apart
+    assert lint_run.lint_files(paths, RunOptions(jobs=1)).findings == cold
+    assert str(package) in listed and max(listed.values()) == 1, listed

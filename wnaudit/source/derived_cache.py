@@ -54,7 +54,7 @@ from .project import Project, kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
 from .serving.config_files import config_files, read_config
-from .serving.walk import project_file_names
+from .serving.walk import Listings, project_file_names
 from .serving.verdict import Verdict
 from .facts.store import FactKind, FactStore
 
@@ -130,6 +130,8 @@ class _Disk:
         self.listings: dict[str, dict[str, int] | None] = {}
         self._held: dict[str, bool] = {}
         self._kinds: dict[str, str | None] = {}
+        #: Directories as this check listed them: WN110's three walks of a project list each once.
+        self.listed = Listings()
         #: ``stamps``: taken already, before anything was read (a run's inputs).
         self._stamps: dict[str, Stamp | None] = dict(stamps or {})
 
@@ -332,9 +334,11 @@ class Observations:
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
-            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of, quiet=True)) == seen,
-            "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
-            "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key))] == seen,
+            "walks": lambda key, seen: list(project_file_names(
+                str(Path(key[1:])), key[0] == "1", disk.stat_of, quiet=True, listings=disk.listed,
+            )) == seen,
+            "configs": lambda key, seen: plain_targets(config_targets(Path(key), disk.listed)) == seen,
+            "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key), disk.listed)] == seen,
             "config_reads": lambda key, seen: disk.config_digest(key) == seen,
             "run_reads": lambda key, seen: disk.digest(key) == seen,
         }

@@ -8,13 +8,12 @@ warm run, which needs nothing else of it.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Callable
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
-from .walk import MAX_PROJECT_FILES, skipped
+from .walk import MAX_PROJECT_FILES, Listings, skipped, walk_tree
 
 logger = logging.getLogger(__name__)
 
@@ -24,11 +23,11 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 _MAX_CONFIG_FILES = 2_000
 
 
-def config_files(root: Path) -> list[Path]:
-    """The YAML/JSON files under ``root``, walked as the project's Python files are."""
+def config_files(root: Path, listings: Listings | None = None) -> list[Path]:
+    """The YAML/JSON files under ``root``, walked as the project's Python files are (``listings``: listed already)."""
     found: list[Path] = []
     seen = 0
-    for directory, dirs, files in os.walk(root):
+    for directory, dirs, files in walk_tree(root, listings):
         dirs[:] = sorted(d for d in dirs if not skipped(d))
         seen += len(dirs) + len(files)
         if seen > MAX_PROJECT_FILES or len(found) >= _MAX_CONFIG_FILES:
