@@ -274,6 +274,34 @@ def _interrupt() -> None:
     raise KeyboardInterrupt
 
 
+def _parent_after_link(root: Path) -> list[Path]:
+    """Two files reached as ``proj/link/../m.py``: the kernel resolves the link first, so they sit in ``other/``."""
+    (root / "other" / "sub").mkdir(parents=True)
+    (root / "proj").mkdir()
+    (root / "proj" / "link").symlink_to(root / "other" / "sub", target_is_directory=True)
+    for name in ("m0.py", "m1.py"):
+        (root / "other" / name).write_text(BUGGY)
+    return [root / "proj" / "link" / ".." / name for name in ("m0.py", "m1.py")]
+
+
+def test_the_journal_check_looks_where_a_parent_after_a_link_leads(tmp_path, monkeypatch, cache_dir):
+    """With and without the cache, in the directory the kernel reaches (``other/``), not ``proj/``."""
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    paths = _parent_after_link(tmp_path)
+    junk = tmp_path / "other" / f".{journals.OWNER_PREFIX}999999{apply.journal.JOURNAL_SUFFIX}"
+    junk.write_text("junk")
+    monkeypatch.setattr(journals, "process_alive", lambda pid: False)
+    answers = [lint_run.lint_files(paths, RunOptions(jobs=1, cache=cached)).errors for cached in (False, True, True)]
+    assert answers[0] == answers[1] == answers[2] and [e.path for e in answers[0]] == [str(junk)]
+
+
+def test_a_fix_of_files_reached_through_a_parent_after_a_link(tmp_path):
+    """Its journal goes where the files are: no ``ValueError`` (a target outside the journal's directory)."""
+    paths = _parent_after_link(tmp_path)
+    assert _fix(paths).fixed and not _audit(paths).findings
+    assert _stray(tmp_path / "other") == []
+
+
 def test_a_set_whose_every_file_changed_before_its_rename_leaves_no_journal(tmp_path, monkeypatch):
     paths = _tree(tmp_path / "src", 2)
 

@@ -182,3 +182,17 @@ def test_a_records_check_lists_each_directory_once(
     monkeypatch.setattr(journals, "_journals_in", lambda folder: [])  # the journal check lists its folders apart
     assert lint_run.lint_files(paths, RunOptions(jobs=1)).findings == cold
     assert str(package) in listed and max(listed.values()) == 1, listed
+
+
+def test_walk_tree_walks_a_deep_tree(tmp_path: Path) -> None:
+    """A stack, not recursion: a tree deeper than the recursion limit is walked whole (``os.walk`` since 3.12)."""
+    from wnaudit.source.serving.walk import walk_tree
+
+    deepest = str(tmp_path)
+    for _ in range(sys.getrecursionlimit() + 100):  # os.makedirs would recurse too
+        deepest = os.path.join(deepest, "d")
+        os.mkdir(deepest)
+    with open(os.path.join(deepest, "last.yaml"), "w") as handle:
+        handle.write("x: 1\n")
+    walked = list(walk_tree(tmp_path))
+    assert len(walked) == sys.getrecursionlimit() + 101 and walked[-1] == (deepest, [], ["last.yaml"])

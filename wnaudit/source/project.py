@@ -63,7 +63,7 @@ def resolved_text(path: Path | str, directories: dict[str, str] | None = None, l
     absolute = os.path.abspath(text)
     try:
         directory, name = os.path.split(absolute)
-        if directories is None or not name or _has_parent_part(text) or (os.path.islink(absolute) if link is None else link):
+        if directories is None or not name or has_parent_part(text) or (os.path.islink(absolute) if link is None else link):
             return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
         return os.path.join(real_directory(directory, directories), name)
     except OSError:
@@ -86,7 +86,7 @@ def real_directory(directory: str, known: dict[str, str]) -> str:
     return real
 
 
-def _has_parent_part(text: str) -> bool:
+def has_parent_part(text: str) -> bool:
     """``".." in Path(text).parts``, without building the path."""
     if ".." not in text:
         return False

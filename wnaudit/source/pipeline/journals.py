@@ -18,7 +18,7 @@ from typing import Sequence
 from ...common import journal
 from ...common.atomic import process_alive
 from ...common.findings import InputError
-from ..project import real_directory
+from ..project import has_parent_part, real_directory
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +33,15 @@ def journal_directory(paths: Sequence[str]) -> Path:
 
 
 def _real_directories(paths: Sequence[str]) -> list[str]:
-    """The real directory of each file, once each: a directory is resolved once, a symlinked file on its own."""
+    """The real directory of each file, once each: a directory is resolved once, a symlinked file on its own.
+
+    A path with a ``..`` part is resolved whole, as the kernel does (``link/..`` is the link target's parent,
+    not the link's directory): where the file is, and where the run's identities (``resolved_text``) say it is.
+    """
     resolved: dict[str, str] = {}
     out: dict[str, None] = {}
     for path in paths:
-        if os.path.islink(path):
+        if os.path.islink(path) or has_parent_part(path):
             out[os.path.dirname(os.path.realpath(path))] = None
             continue
         out[real_directory(os.path.dirname(os.path.abspath(path)), resolved)] = None  # one lstat per new directory

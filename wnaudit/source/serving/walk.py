@@ -209,22 +209,25 @@ def walk_tree(root: Path | str, listings: Listings | None = None) -> Iterator[tu
     """``os.walk(root)`` (top down, links to directories not entered, errors skipped), on ``listings``.
 
     The same triples in the same order; a caller may prune or sort the directory names in place.
+    A stack, not recursion, as ``os.walk`` since Python 3.12: a deep tree is no ``RecursionError``.
     """
     listings = listings or Listings(keep=False)
-    top = os.fspath(root)
-    listed = listings.scan(top)
-    if listed is None:
-        return
-    dirs: list[str] = []
-    files: list[str] = []
-    for entry in listed:
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            is_dir = False
-        (dirs if is_dir else files).append(entry.name)
-    yield top, dirs, files
-    for name in dirs:
-        child = os.path.join(top, name)
-        if not os.path.islink(child):
-            yield from walk_tree(child, listings)
+    stack = [os.fspath(root)]
+    while stack:
+        top = stack.pop()
+        listed = listings.scan(top)
+        if listed is None:
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        for entry in listed:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield top, dirs, files
+        for name in reversed(dirs):
+            child = os.path.join(top, name)
+            if not os.path.islink(child):
+                stack.append(child)
