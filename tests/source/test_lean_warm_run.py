@@ -185,14 +185,22 @@ def test_a_records_check_lists_each_directory_once(
 
 
 def test_walk_tree_walks_a_deep_tree(tmp_path: Path) -> None:
-    """A stack, not recursion: a tree deeper than the recursion limit is walked whole (``os.walk`` since 3.12)."""
+    """A stack, not recursion: a tree deeper than the recursion limit is walked whole (``os.walk`` since 3.12).
+
+    The limit is lowered for the walk (a tree deeper than the usual limit would break pytest's own clean-up).
+    """
     from wnaudit.source.serving.walk import walk_tree
 
-    deepest = str(tmp_path)
-    for _ in range(sys.getrecursionlimit() + 100):  # os.makedirs would recurse too
-        deepest = os.path.join(deepest, "d")
-        os.mkdir(deepest)
-    with open(os.path.join(deepest, "last.yaml"), "w") as handle:
-        handle.write("x: 1\n")
-    walked = list(walk_tree(tmp_path))
-    assert len(walked) == sys.getrecursionlimit() + 101 and walked[-1] == (deepest, [], ["last.yaml"])
+    deepest = tmp_path.joinpath(*["d"] * 300)
+    deepest.mkdir(parents=True)
+    (deepest / "last.yaml").write_text("x: 1\n")
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 100)  # the walk may use 100 frames more than the test has: fewer than the tree's depth
+    try:
+        walked = list(walk_tree(tmp_path))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert len(walked) == 301 and walked[-1] == (str(deepest), [], ["last.yaml"])
