@@ -17,7 +17,7 @@ from wnaudit.common import cache as store
 from wnaudit.common.cache import CacheStore, Kind
 from wnaudit.common.options import RunOptions
 from wnaudit.common.plain_json import PlainCodec
-from wnaudit.source import engine, model
+from wnaudit.source import engine, lint_run, model
 from wnaudit.source.facts.kinds import data_classes
 
 REPO = Path(engine.__file__).parents[2]
@@ -43,7 +43,7 @@ def _project(root: Path) -> list[Path]:
 
 
 def _answer(paths: list[Path], cache: bool = True) -> tuple[list, list]:
-    result = engine.lint_files(paths, RunOptions(jobs=1, cache=cache))
+    result = lint_run.lint_files(paths, RunOptions(jobs=1, cache=cache))
     return (
         sorted((f.path, f.code, f.line, f.column, f.message) for f in result.findings),
         sorted((e.path, e.message) for e in result.errors),
@@ -54,10 +54,11 @@ def test_every_kind_is_stored_in_the_one_format(tmp_path: Path, cache_dir: Path)
     paths = _project(tmp_path)
     findings, errors = _answer(paths)
     assert {f[1] for f in findings} == {"WN110"} and len(errors) == 1
-    (version,) = cache_dir.iterdir()
+    (version,) = [path for path in cache_dir.iterdir() if path.is_dir()]
     assert version.name == store.version_key()
     assert {kind.name for kind in version.iterdir()} == {"syntax", "content", "summary", "serving", "fold_point", "derived"}
-    for path in cache_dir.rglob("*"):
+    assert {path.name for path in cache_dir.iterdir() if not path.is_dir()} == {"code-fingerprint"}
+    for path in version.rglob("*"):
         if path.is_file():
             entries = entries_of(path)  # header, digest and kind check out; the body is JSON
             assert entries and all(store.is_key(key) for key in entries)

@@ -25,7 +25,7 @@ from tests.source.cache_files import entries_of, files_of, forge
 from tests.source.test_source_invariance import _write_tree, module_spec
 from wnaudit.common import cache as store
 from wnaudit.common.options import RunOptions
-from wnaudit.source import content, engine, project
+from wnaudit.source import content, engine, lint_run, project
 from wnaudit.source.content import ContentFacts, facts_of
 from wnaudit.source.project import Project, RawImport, bindings_of, raw_imports
 from wnaudit.common.cache import digest_of
@@ -51,7 +51,7 @@ def _package(root: Path) -> list[Path]:
 
 
 def _answer(paths: list[Path], cache: bool = True) -> tuple[list, list]:
-    result = engine.lint_files(paths, RunOptions(jobs=1, cache=cache))
+    result = lint_run.lint_files(paths, RunOptions(jobs=1, cache=cache))
     return (
         [(f.path, f.code, f.line, f.column, f.message) for f in result.findings],
         sorted((e.path, e.message) for e in result.errors),

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tests.source.cache_files import entries_of, files_of, forge
 from tests.source.test_source_invariance import _module, _write_tree, module_spec
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
+from wnaudit.source import lint_run
 from wnaudit.source.serving.index import ServingIndex
 from wnaudit.source.import_scan import ImportScan
 
@@ -37,7 +37,7 @@ SERVE = "from torch.nn.utils import remove_weight_norm\n\nfrom .mid import Mid\n
 
 
 def _answer(paths: list[Path], cache: bool = True) -> list[tuple]:
-    result = engine.lint_files(paths, RunOptions(jobs=1, cache=cache))
+    result = lint_run.lint_files(paths, RunOptions(jobs=1, cache=cache))
     return [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
 
 
@@ -433,7 +433,7 @@ def test_a_lower_size_limit_still_refuses_a_file_the_record_vouches_for(tmp_path
     paths = sorted(package.glob("*.py"))
     _answer(paths)
     _answer(paths)
-    result = engine.lint_files(paths, RunOptions(jobs=1, config=Config(max_source_bytes=100)))
+    result = lint_run.lint_files(paths, RunOptions(jobs=1, config=Config(max_source_bytes=100)))
     refused = sorted(Path(error.path).name for error in result.errors)
     assert refused == ["base.py", "serve.py"]  # the two files above 100 bytes
     assert all("above the 100 bytes limit" in error.message for error in result.errors)

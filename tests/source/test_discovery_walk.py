@@ -153,8 +153,8 @@ def test_the_project_walk_lists_each_directory_once(tmp_path: Path, monkeypatch:
     (root / "pkg" / "big.py").write_bytes(b"#" * 200)
     monkeypatch.setattr(walk, "DEFAULT_MAX_SOURCE_BYTES", 100)
     listed: list[str] = []
-    real = walk._entries
-    monkeypatch.setattr(walk, "_entries", lambda directory: listed.append(directory) or real(directory))
+    real = walk.Listings.scan
+    monkeypatch.setattr(walk.Listings, "scan", lambda self, directory: listed.append(directory) or real(self, directory))
     expected = {
         True: ["setup.py", "pkg/__init__.py", "pkg/nb.ipynb", "pkg/portion/p.py", "pkg/sub/__init__.py", "pkg/sub/m.py",
                "pkg/portion/deeper/d.py", "scripts/run.py", "scripts/more/x.py"],

@@ -14,7 +14,7 @@ import pytest
 
 from tests.source.test_derived_cache import _answer, _voc
 from wnaudit.common.options import RunOptions
-from wnaudit.source import content, engine
+from wnaudit.source import content, lint_run
 from wnaudit.source.pipeline import scan
 
 
@@ -58,7 +58,7 @@ def test_a_cold_run_takes_its_byte_facts_from_the_workers(tmp_path: Path, monkey
     monkeypatch.setattr(scan, "AHEAD_CHUNK", 3)
     alone = _answer(paths, cache=False)  # jobs=1: no workers, every fact computed here
     computed = _computed_here(monkeypatch)
-    result = engine.lint_files(paths, RunOptions(jobs=2, cache=False))
+    result = lint_run.lint_files(paths, RunOptions(jobs=2, cache=False))
     answer = [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
     assert answer == alone
     assert answer  # findings that rest on cross-file facts (the import scan followed ``.base``)
@@ -69,8 +69,8 @@ def test_a_run_with_kept_answers_computes_nothing_ahead(tmp_path: Path, cache_di
     paths = _many(tmp_path)
     monkeypatch.setattr(scan, "AHEAD_FILES", 4)
     submitted = _starts(monkeypatch)
-    engine.lint_files(paths, RunOptions(jobs=2))
-    engine.lint_files(paths, RunOptions(jobs=2))
+    lint_run.lint_files(paths, RunOptions(jobs=2))
+    lint_run.lint_files(paths, RunOptions(jobs=2))
     assert submitted[0] is not None and submitted[1] is None  # the first run had nothing kept; the second has
 
 
@@ -84,7 +84,7 @@ def test_a_failed_chunk_is_computed_here(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(scan, "AHEAD_FILES", 4)
     monkeypatch.setattr(scan, "facts_of_paths", _failing)  # the forked workers run it too
     computed = _computed_here(monkeypatch)
-    result = engine.lint_files(paths, RunOptions(jobs=2, cache=False))
+    result = lint_run.lint_files(paths, RunOptions(jobs=2, cache=False))
     answer = [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
     assert answer == alone
     assert len(computed) >= len(paths)
@@ -95,8 +95,8 @@ def test_a_dropped_record_with_cached_facts_computes_nothing_ahead(tmp_path: Pat
     paths = _many(tmp_path)
     monkeypatch.setattr(scan, "AHEAD_FILES", 4)
     started = _starts(monkeypatch)
-    first = engine.lint_files(paths, RunOptions(jobs=2))
+    first = lint_run.lint_files(paths, RunOptions(jobs=2))
     (paths[0].parent / "added.py").write_text("x = 1\n")  # the package's listing changes: the record is checked and dropped
-    again = engine.lint_files(paths, RunOptions(jobs=2))
+    again = lint_run.lint_files(paths, RunOptions(jobs=2))
     assert [f.message for f in again.findings] == [f.message for f in first.findings]
     assert started[0] is not None and started[1] is None

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from wnaudit.common import cache
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
-from wnaudit.source.pipeline import apply
+from wnaudit.source import lint_run
+from wnaudit.source.pipeline import apply, journals
 
 BUGGY = (
     "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n"
@@ -39,7 +40,7 @@ OTHER = "# edited by another writer\n" + BUGGY
 _DRIVER = r"""
 import os, signal, sys
 from wnaudit.common import journal
-from wnaudit.source.pipeline import apply
+from wnaudit.source.pipeline import apply, journals
 
 signum, step = getattr(signal, sys.argv[1]), sys.argv[2]
 calls = {"n": 0}
@@ -88,7 +89,7 @@ def _tree(root: Path, count: int = 3, text: str = BUGGY) -> list[Path]:
 
 def _fixed_text(tmp_path: Path) -> str:
     reference = _tree(tmp_path / "reference", 1)
-    engine.lint_files(reference, RunOptions(jobs=1, cache=False, fix=True))
+    lint_run.lint_files(reference, RunOptions(jobs=1, cache=False, fix=True))
     text = reference[0].read_text()
     assert text != BUGGY
     return text
@@ -178,11 +179,11 @@ def test_a_journal_above_the_tree_is_neither_honoured_nor_blocking(tmp_path):
 
 
 def _fix(paths: list[Path]):  # type: ignore[no-untyped-def]
-    return engine.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True))
+    return lint_run.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True))
 
 
 def _audit(paths: list[Path]):  # type: ignore[no-untyped-def]
-    return engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+    return lint_run.lint_files(paths, RunOptions(jobs=1, cache=False))
 
 
 def test_a_file_another_writer_changes_before_its_rename_is_left_alone(tmp_path, monkeypatch, caplog):
@@ -243,11 +244,62 @@ def test_a_plain_audit_warns_of_a_source_fix_interrupted_between_its_renames(tmp
     with pytest.raises(KeyboardInterrupt):
         _fix(paths)
     monkeypatch.setattr(apply, "_after_rename", None)
-    monkeypatch.setattr(apply, "process_alive", lambda pid: False)  # this process wrote it: as if it had died
+    monkeypatch.setattr(journals, "process_alive", lambda pid: False)  # this process wrote it: as if it had died
     audit = _audit(paths)
     warned = [e for e in audit.errors if "interrupted --fix" in e.message]
     assert len(warned) == 1 and "run wnaudit --fix" in warned[0].message and "\n" not in warned[0].message
     assert not _fix(paths).findings and _stray(tmp_path / "src") == []
+
+
+@pytest.mark.parametrize("through_link", [False, True])
+def test_an_audit_that_keeps_answers_warns_of_it_too(tmp_path, monkeypatch, cache_dir, through_link):
+    """Cold and warm: the journal check is asked every run, in the inputs' real directories as their stamps say."""
+    monkeypatch.setattr(cache, "RACY_NS", 0)  # the inputs' stamps vouch at once: the run keeps its answer
+    paths = _tree(tmp_path / "src")
+    monkeypatch.setattr(apply, "_after_rename", lambda step: _interrupt() if step == "applied_one" else None)
+    with pytest.raises(KeyboardInterrupt):
+        _fix(paths)
+    monkeypatch.setattr(apply, "_after_rename", None)
+    monkeypatch.setattr(journals, "process_alive", lambda pid: False)
+    audited = paths
+    if through_link:
+        (tmp_path / "view").symlink_to(tmp_path / "src", target_is_directory=True)
+        audited = [tmp_path / "view" / path.name for path in paths]
+    for _ in range(2):
+        audit = lint_run.lint_files(audited, RunOptions(jobs=1))
+        assert len([e for e in audit.errors if "interrupted --fix" in e.message]) == 1
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+def _parent_after_link(root: Path) -> list[Path]:
+    """Two files reached as ``proj/link/../m.py``: the kernel resolves the link first, so they sit in ``other/``."""
+    (root / "other" / "sub").mkdir(parents=True)
+    (root / "proj").mkdir()
+    (root / "proj" / "link").symlink_to(root / "other" / "sub", target_is_directory=True)
+    for name in ("m0.py", "m1.py"):
+        (root / "other" / name).write_text(BUGGY)
+    return [root / "proj" / "link" / ".." / name for name in ("m0.py", "m1.py")]
+
+
+def test_the_journal_check_looks_where_a_parent_after_a_link_leads(tmp_path, monkeypatch, cache_dir):
+    """With and without the cache, in the directory the kernel reaches (``other/``), not ``proj/``."""
+    monkeypatch.setattr(cache, "RACY_NS", 0)
+    paths = _parent_after_link(tmp_path)
+    junk = tmp_path / "other" / f".{journals.OWNER_PREFIX}999999{apply.journal.JOURNAL_SUFFIX}"
+    junk.write_text("junk")
+    monkeypatch.setattr(journals, "process_alive", lambda pid: False)
+    answers = [lint_run.lint_files(paths, RunOptions(jobs=1, cache=cached)).errors for cached in (False, True, True)]
+    assert answers[0] == answers[1] == answers[2] and [e.path for e in answers[0]] == [str(junk)]
+
+
+def test_a_fix_of_files_reached_through_a_parent_after_a_link(tmp_path):
+    """Its journal goes where the files are: no ``ValueError`` (a target outside the journal's directory)."""
+    paths = _parent_after_link(tmp_path)
+    assert _fix(paths).fixed and not _audit(paths).findings
+    assert _stray(tmp_path / "other") == []
 
 
 def test_a_set_whose_every_file_changed_before_its_rename_leaves_no_journal(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
+from wnaudit.source import engine, lint_run
 from wnaudit.source.pipeline import apply
 
 BUGGY = (
@@ -31,7 +31,7 @@ def _tree(root: Path, count: int = 3) -> list[Path]:
 
 
 def _fix(paths: list[Path]):  # type: ignore[no-untyped-def]
-    return engine.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True))
+    return lint_run.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True))
 
 
 def test_an_interrupted_multi_file_fix_is_finished_by_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,7 +104,7 @@ def test_two_fixes_at_once_both_exit_0_when_every_file_ends_fixed(tmp_path: Path
     outputs = [run.communicate(timeout=300) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
     assert all("remaining" not in out or " 0 remaining" in out for out, _ in outputs)
-    assert not engine.lint_files(sorted((tmp_path / "src").glob("*.py")), RunOptions(jobs=1, cache=False)).findings
+    assert not lint_run.lint_files(sorted((tmp_path / "src").glob("*.py")), RunOptions(jobs=1, cache=False)).findings
 
 
 @pytest.mark.parametrize("which", ["journal", "staged"])
@@ -138,6 +138,6 @@ def test_discard_journal_removes_a_refused_source_journal_and_the_fix_proceeds(t
     planted = tmp_path / "src" / f".{apply.OWNER_PREFIX}{dead.pid}{apply.journal.JOURNAL_SUFFIX}"
     planted.write_text('{"format": "wnaudit-journal", "version": 2, "owner": "x", "pid": %d, "files": []}' % dead.pid)
     assert "--discard-journal" in _fix(paths).errors[0].message
-    result = engine.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True, discard_journal=True))
+    result = lint_run.lint_files(paths, RunOptions(jobs=1, cache=False, fix=True, discard_journal=True))
     assert not result.errors and not result.findings and not planted.exists()
     assert not [p for p in (tmp_path / "src").iterdir() if p.name.startswith(".")]

@@ -22,7 +22,7 @@ import pytest
 
 from tests.source.test_derived_cache import BASE, MID
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
+from wnaudit.source import lint_run
 from wnaudit.source.serving import flags
 
 #: Serves ``Mid`` (built from ``base``'s weight-normed class) without folding it: a WN110 finding.
@@ -92,7 +92,7 @@ def _observed_lint(
     log = root / "parses.jsonl"
     monkeypatch.chdir(root)
     _observe_parses(monkeypatch, log)
-    result = engine.lint_files(linted, RunOptions(jobs=jobs, cache=False))
+    result = lint_run.lint_files(linted, RunOptions(jobs=jobs, cache=False))
     monkeypatch.undo()
     parses, processes = _parses_per_file([*linted, *also], log)
     return result.findings, parses, processes
@@ -184,6 +184,6 @@ def test_deeply_nested_model_and_serving_files_keep_their_findings(tmp_path: Pat
                       f"        self.table = {DEEP}\n\n    def run(self, x):\n        self.vocoder.eval()\n"
                       "        return self.vocoder(x)\n",
     })
-    result = engine.lint_files(sorted(package.glob("*.py")), RunOptions(jobs=jobs, cache=False))
+    result = lint_run.lint_files(sorted(package.glob("*.py")), RunOptions(jobs=jobs, cache=False))
     assert result.errors == []
     assert sorted((Path(f.path).name, f.code) for f in result.findings) == [("a_layer.py", "WN103"), ("b_model.py", "WN110")]

@@ -15,7 +15,7 @@ import pytest
 
 from tests.source.test_derived_cache import BASE
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
+from wnaudit.source import engine, lint_run
 from wnaudit.source.analysis import CHUNK_CHARS, parsed_ahead
 from wnaudit.source.pipeline.analyse import summarize
 
@@ -100,7 +100,7 @@ def test_every_entrance_drops_its_waiting_trees(tmp_path: Path, monkeypatch: pyt
     real = parsed_ahead.forget
     monkeypatch.setattr(parsed_ahead, "forget", lambda: dropped.append(True) or real())
     if entrance == "lint_files":
-        engine.lint_files([path], RunOptions(jobs=1, cache=False))
+        lint_run.lint_files([path], RunOptions(jobs=1, cache=False))
     else:
         getattr(engine, entrance)(BASE, str(path))
     assert dropped == [True]

@@ -27,7 +27,7 @@ from tests.source.test_source_invariance import _module, _write_tree, module_spe
 from wnaudit.common import cache
 from wnaudit.common.config import Config
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine, run_answers
+from wnaudit.source import engine, lint_run, run_answers
 from wnaudit.source.derived_cache import DerivedAnswers, Observations
 from wnaudit.source.serving import walk
 
@@ -44,7 +44,7 @@ def _write(path: Path, text: str) -> None:
 
 def _answer(paths: list[Path], cache_on: bool = True, config: Config | None = None) -> list[tuple]:
     options = RunOptions(config=config or Config(), jobs=1, cache=cache_on)
-    result = engine.lint_files(paths, options)
+    result = lint_run.lint_files(paths, options)
     return [(f.path, f.code, f.line, f.message) for f in result.findings] + [(e.path, e.message) for e in result.errors]
 
 
@@ -330,7 +330,7 @@ def test_a_run_that_writes_or_keeps_nothing_gives_no_kept_answer(tmp_path: Path,
     paths = [package / "serve.py"]
     _warm(paths, scans)
     options = RunOptions(jobs=1, **{"cache": True, **asked})
-    engine.lint_files(paths, options)
+    lint_run.lint_files(paths, options)
     assert scans  # its stages ran (a fix runs them again after writing)
 
 
@@ -397,8 +397,8 @@ def test_an_input_that_changed_during_the_run_keeps_no_answer(tmp_path: Path, mo
     stamped = run_answers.stamp_inputs([module, other])
     assert stamped is not None
     keys = run_answers.input_keys([module, other], stamped)
-    assert keys is not None and run_answers.inputs_hold([module, other], keys, stamped.identities)
+    assert keys is not None and run_answers.inputs_hold([module, other], keys, stamped.identities, stamped)
     _write(module, "x = 2\n")
     assert run_answers.input_keys([module, other], stamped) is None
     assert run_answers.input_keys([module, other], stamped, lambda path: "the digest the run read") is None
-    assert not run_answers.inputs_hold([module, other], keys, stamped.identities)
+    assert not run_answers.inputs_hold([module, other], keys, stamped.identities, stamped)

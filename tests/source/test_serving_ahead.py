@@ -21,7 +21,7 @@ from tests.source.test_derived_cache import _answer, _voc
 from tests.source.test_serving_in_workers import SERVE_EVAL, _parsed_by_the_index
 from wnaudit.common.gc_pause import LINT_THRESHOLDS
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
+from wnaudit.source import engine, lint_run
 from wnaudit.source.pipeline import scan
 from wnaudit.source.project import Project
 from wnaudit.source.serving import ahead, flags
@@ -96,7 +96,7 @@ def test_a_cold_run_over_many_files_has_workers_parse_the_serving_files(tmp_path
 
     monkeypatch.setattr(ahead.ServingAhead, "submit", counted)
     monkeypatch.setattr(ahead.ServingAhead, "close", closing)
-    result = engine.lint_files(paths, RunOptions(jobs=2, cache=False))
+    result = lint_run.lint_files(paths, RunOptions(jobs=2, cache=False))
     answer = [(f.path, f.code, f.line, f.message) for f in result.findings] + sorted((e.path, e.message) for e in result.errors)
     assert answer == alone
     assert "voc.serve" in submitted  # the serving file the index found by name went to the workers
@@ -114,7 +114,7 @@ def test_a_lint_collects_cycles_less_often_and_restores_the_thresholds(tmp_path:
 
     before = gc.get_threshold()
     monkeypatch.setattr(engine, "scan", observed)
-    engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+    lint_run.lint_files(paths, RunOptions(jobs=1, cache=False))
     assert seen == [LINT_THRESHOLDS]
     assert gc.get_threshold() == before
 
@@ -133,10 +133,10 @@ def test_the_rules_collections_skip_the_scans_records_and_the_heap_is_given_back
 
     monkeypatch.setattr(engine, "plan_fixes", observed)
     assert gc.get_freeze_count() == 0
-    found = engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+    found = lint_run.lint_files(paths, RunOptions(jobs=1, cache=False))
     assert len(frozen) == 1 and frozen[0] > 0
     assert gc.get_freeze_count() == 0
-    assert engine.lint_files(paths, RunOptions(jobs=1, cache=False)).findings == found.findings
+    assert lint_run.lint_files(paths, RunOptions(jobs=1, cache=False)).findings == found.findings
 
 
 def test_a_heap_the_process_froze_itself_stays_frozen(tmp_path: Path) -> None:
@@ -145,7 +145,7 @@ def test_a_heap_the_process_froze_itself_stays_frozen(tmp_path: Path) -> None:
     gc.freeze()
     try:
         before = gc.get_freeze_count()
-        engine.lint_files(paths, RunOptions(jobs=1, cache=False))
+        lint_run.lint_files(paths, RunOptions(jobs=1, cache=False))
         assert gc.get_freeze_count() == before
     finally:
         gc.unfreeze()

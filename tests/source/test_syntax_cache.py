@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tests.source.cache_files import entries_of, files_of, forge
 from wnaudit.common import cache as store
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
+from wnaudit.source import engine, lint_run
 from wnaudit.common.cache import CacheStore, digest_of
 from wnaudit.source.facts.kinds import CONTENT, SYNTAX, Blob
 from wnaudit.source.facts.store import FactStore
@@ -58,7 +58,7 @@ def _tree(root: Path, files: dict[str, str]) -> list[Path]:
 
 
 def _answer(paths: list[Path], cache: bool = True, jobs: int = 1) -> tuple[list, list]:
-    result = engine.lint_files(paths, RunOptions(jobs=jobs, cache=cache))
+    result = lint_run.lint_files(paths, RunOptions(jobs=jobs, cache=cache))
     return (
         [(f.path, f.code, f.line, f.message) for f in result.findings],
         sorted((e.path, e.message) for e in result.errors),
@@ -299,7 +299,7 @@ _WORKER = """
 import sys
 from pathlib import Path
 from wnaudit.common.options import RunOptions
-from wnaudit.source.engine import lint_files
+from wnaudit.source.lint_run import lint_files
 paths = sorted(Path(sys.argv[1]).glob("*.py"))
 for round in range(int(sys.argv[2])):
     result = lint_files(paths, RunOptions(jobs=1))

@@ -9,7 +9,7 @@ import pytest
 
 from wnaudit.cli.command import run
 from wnaudit.common.options import RunOptions
-from wnaudit.source import engine
+from wnaudit.source import lint_run
 
 APPLIES = (
     "import torch\nfrom torch.nn.utils.parametrizations import weight_norm\n\n\n"
@@ -23,7 +23,7 @@ SERVE_BROKEN = "from .model import Generator\n\n\ndef main():\n    model = Gener
 
 
 def _errors(paths: list[Path], **options: object) -> dict[str, str]:
-    result = engine.lint_files(paths, RunOptions(jobs=1, **options))  # type: ignore[arg-type]
+    result = lint_run.lint_files(paths, RunOptions(jobs=1, **options))  # type: ignore[arg-type]
     return {Path(e.path).name: e.message for e in result.errors}
 
 
@@ -32,7 +32,7 @@ def test_an_irrelevant_broken_file_is_not_reported_a_relevant_one_is(tmp_path: P
     irrelevant.write_text("def f(:\n    pass\n")
     relevant = tmp_path / "norms.py"
     relevant.write_text("from torch.nn.utils import weight_norm\ndef f(:\n")
-    result = engine.lint_files([irrelevant, relevant], RunOptions(jobs=1, cache=False))
+    result = lint_run.lint_files([irrelevant, relevant], RunOptions(jobs=1, cache=False))
     assert [(Path(e.path).name, e.message.split(":")[0]) for e in result.errors] == [("norms.py", "syntax error at line 2, column 7")]
     assert result.parsed_sources == 1
 

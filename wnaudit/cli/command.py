@@ -198,7 +198,8 @@ def check(
     _check_arguments(paths if not stdin else (Path(stdin_filename or STDIN_NAME),), fix=fix, diff=diff, output=output)
     config = _load_config(paths if not stdin else (Path(stdin_filename or "."),), config_path, select=select,
                           extend_select=extend_select, ignore=ignore,
-                          exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude)
+                          exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude,
+                          use_cache=not no_cache)
     if max_fix_bytes is not None:
         config = dataclasses.replace(config, max_fix_bytes=max_fix_bytes)
     if stdin:

@@ -31,11 +31,15 @@ def split_codes(values: Sequence[str]) -> list[str]:
 def load_run_config(
     paths: tuple[Path, ...], config_path: Path | None, *, select: tuple[str, ...], extend_select: tuple[str, ...],
     ignore: tuple[str, ...], exclude: tuple[str, ...], extend_exclude: tuple[str, ...], force_exclude: bool | None,
+    use_cache: bool = False,
 ) -> Config:
-    """``[tool.wnaudit]`` with the command line's selections on top; a bad one is a usage error."""
+    """``[tool.wnaudit]`` with the command line's selections on top; a bad one is a usage error.
+
+    ``use_cache``: the code registry may come from the per-user cache (``report.codes.code_registry``).
+    """
     from ..report.codes import code_registry
 
-    known = code_registry()
+    known = code_registry(kept=use_cache)
     try:
         return load_config(list(paths), config_path, known_codes=known).with_overrides(
             select=split_codes(select), extend_select=split_codes(extend_select), ignore=split_codes(ignore),

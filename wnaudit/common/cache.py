@@ -84,15 +84,65 @@ def is_key(text: object) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def code_fingerprint() -> str:
-    """A digest of wnaudit's own source: changed code never reads what older code stored."""
+def code_fingerprint(root: Path | None = None) -> str:
+    """A digest of wnaudit's own source: changed code never reads what older code stored.
+
+    ``root``: the cache's root, where the last digest is kept with the stats of the files it was computed from
+    (``_FINGERPRINT``): while every stat is the one kept, that digest is the one their bytes give (the rule of
+    ``stat_key``), and they are not read (about 10 ms of every run's start, for some 240 modules).
+    """
     package = Path(__file__).resolve().parents[1]
+    files = _source_files(package)
+    stats = _stats_digest(package, files) if root is not None else None
+    if stats is not None and root is not None:
+        kept = _kept_fingerprint(root, stats)
+        if kept is not None:
+            return kept
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
+    for path in files:
         digest.update(path.relative_to(package).as_posix().encode("utf-8", "surrogateescape") + b"\0")
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
+    fingerprint = digest.hexdigest()[:12]
+    if stats is not None and root is not None:
+        _keep_fingerprint(root, stats, fingerprint)
+    return fingerprint
+
+
+#: The file beside the version directories that keeps the last code's digest: "<digest of the stats> <digest>".
+_FINGERPRINT = "code-fingerprint"
+
+
+def _source_files(package: Path) -> list[Path]:
+    return sorted(package.rglob("*.py"))
+
+
+def _stats_digest(package: Path, files: list[Path]) -> str | None:
+    """A digest of every module's path and stat (None: one changed too recently for its stat to vouch, or has none)."""
+    digest = hashlib.sha256()
+    for path in files:
+        taken = take_stamp(str(path))
+        key = stat_key(taken, "") if taken is not None else None
+        if key is None:
+            return None
+        digest.update(json.dumps([path.relative_to(package).as_posix(), *key[:5]]).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def _kept_fingerprint(root: Path, stats: str) -> str | None:
+    try:
+        kept_stats, _, fingerprint = (root / _FINGERPRINT).read_text("ascii").partition(" ")
+    except (OSError, ValueError):
+        return None
+    return fingerprint if kept_stats == stats and re.fullmatch(r"[0-9a-f]{12}", fingerprint) else None
+
+
+def _keep_fingerprint(root: Path, stats: str, fingerprint: str) -> None:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        replace_whole(root / _FINGERPRINT, f"{stats} {fingerprint}".encode("ascii"))
+    except OSError as error:
+        logger.debug("cache: cannot keep the code's digest under %s: %s", root, error)
 
 
 #: A file whose mtime or ctime is less than this much older than the moment its stat was taken is "racily
@@ -150,10 +200,13 @@ def is_stat_key(value: Any) -> bool:
     )
 
 
-def version_key() -> str:
-    """What every entry also depends on: wnaudit's code and the parser (messages change in patch releases)."""
+def version_key(root: Path | None = None) -> str:
+    """What every entry also depends on: wnaudit's code and the parser (messages change in patch releases).
+
+    ``root``: the cache's root, where the code's digest may be kept (``code_fingerprint``).
+    """
     major, minor, micro = sys.version_info[:3]
-    return f"wnaudit-{code_fingerprint()}-{sys.implementation.name}-{major}.{minor}.{micro}"
+    return f"wnaudit-{code_fingerprint(root)}-{sys.implementation.name}-{major}.{minor}.{micro}"
 
 
 def cache_root() -> Path:
@@ -240,7 +293,7 @@ class CacheStore:
         except (RuntimeError, KeyError) as error:
             logger.debug("cache disabled: no cache directory: %s", error)
             return None
-        return cls(root / version_key())
+        return cls(root / version_key(root))
 
     # -- where ----------------------------------------------------------------------
     def _file(self, kind: Kind, key: str) -> Path:

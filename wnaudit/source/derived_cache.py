@@ -43,18 +43,19 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
+from ..common.config import Config
 from ..common.cache import Kind, Stamp, StatKey, digest_of, is_stat_key, key_of, same_stat, stat_key, take_stamp
 
 from . import notebook
 from .content import ContentFacts, defined_names, encode, facts_of
-from .project import kind_listed, list_kinds_and_links
+from .project import Project, kind_listed, list_kinds_and_links
 from .reading import SourceError
 from .serving.configs import config_targets, plain_targets
-from .serving.flags import config_files, read_config
-from .serving.walk import project_file_names
-from .facts.kinds import SERVED, Verdict
+from .serving.config_files import config_files, read_config
+from .serving.walk import Listings, project_file_names
+from .serving.verdict import Verdict
 from .facts.store import FactKind, FactStore
 
 logger = logging.getLogger(__name__)
@@ -121,7 +122,7 @@ class _Disk:
     one (see ``stat_key``); any other is read, and keyed anew in ``fresh``.
     """
 
-    def __init__(self, known: dict[str, StatKey] | None = None) -> None:
+    def __init__(self, known: dict[str, StatKey] | None = None, stamps: dict[str, Stamp] | None = None) -> None:
         self.digests: dict[str, str | None] = {}
         self.known = known or {}
         self.fresh: dict[str, StatKey] = {}
@@ -129,7 +130,10 @@ class _Disk:
         self.listings: dict[str, dict[str, int] | None] = {}
         self._held: dict[str, bool] = {}
         self._kinds: dict[str, str | None] = {}
-        self._stamps: dict[str, Stamp | None] = {}
+        #: Directories as this check listed them: WN110's three walks of a project list each once.
+        self.listed = Listings()
+        #: ``stamps``: taken already, before anything was read (a run's inputs).
+        self._stamps: dict[str, Stamp | None] = dict(stamps or {})
 
     def digest(self, path: str) -> str | None:
         if path not in self.digests:
@@ -137,7 +141,7 @@ class _Disk:
         return self.digests[path]
 
     def config_digest(self, path: str) -> str | None:
-        """``digest`` of a shipped config as the flag reader reads it (``flags.read_config``: bounded, regular)."""
+        """``digest`` of a shipped config as the flag reader reads it (``config_files.read_config``: bounded, regular)."""
         if path not in self.digests:
             self.digests[path] = self._digest(path, _read_config_at)
         return self.digests[path]
@@ -267,9 +271,9 @@ class Observations:
     walks: dict[str, list[str]] = field(default_factory=dict)  # "0"/"1" + root -> the project walk's files
     #: directory -> what its YAML configs build, by key path (``serving.configs.config_targets``, as lists).
     configs: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    #: project root -> the YAML/JSON configs under it that WN110's flag reader read (``flags.config_files``).
+    #: project root -> the YAML/JSON configs under it that WN110's flag reader read (``config_files.config_files``).
     config_walks: dict[str, list[str]] = field(default_factory=dict)
-    #: config -> the digest of its bytes as the flag reader reads them (``flags.read_config``; None: not read).
+    #: config -> the digest of its bytes as the flag reader reads them (``config_files.read_config``; None: not read).
     config_reads: dict[str, str | None] = field(default_factory=dict)
     #: path -> digest: every other file the run read (a whole run's answer rests on them as they are).
     run_reads: dict[str, str | None] = field(default_factory=dict)
@@ -330,9 +334,11 @@ class Observations:
             "definitions": disk.same_definitions,  # type: ignore[dict-item]
             "reads": lambda key, seen: disk.digest(key) == seen,
             "serving_reads": lambda key, seen: disk.digest(key) == seen,
-            "walks": lambda key, seen: list(project_file_names(str(Path(key[1:])), key[0] == "1", disk.stat_of, quiet=True)) == seen,
-            "configs": lambda key, seen: plain_targets(config_targets(Path(key))) == seen,
-            "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key))] == seen,
+            "walks": lambda key, seen: list(project_file_names(
+                str(Path(key[1:])), key[0] == "1", disk.stat_of, quiet=True, listings=disk.listed,
+            )) == seen,
+            "configs": lambda key, seen: plain_targets(config_targets(Path(key), disk.listed)) == seen,
+            "config_walks": lambda key, seen: [str(path) for path in config_files(Path(key), disk.listed)] == seen,
             "config_reads": lambda key, seen: disk.config_digest(key) == seen,
             "run_reads": lambda key, seen: disk.digest(key) == seen,
         }
@@ -455,26 +461,26 @@ class DerivedAnswers:
     @classmethod
     def open(
         cls, store: FactStore | None, roots: Iterable[Path], scope: Iterable[str] = (), settings: Iterable[str] = (),
+        stamps: dict[str, Stamp] | None = None,
     ) -> "DerivedAnswers":
         """The record for these source roots (and ``scope``), checked against the disk (empty when absent, damaged or stale).
 
         ``scope``: where a small run's files live (``SMALL_RUN``); such a run keeps a record of its own
         (checking a whole tree's record cost a one-file run more than the answers it keeps save).
         ``settings``: the configuration the answers depend on (excludes, declared serving entries).
+        ``stamps``: files' stamps taken before the run read anything (its inputs'), by absolute path: not taken again.
         """
         key = key_of("derived-answers", _FORMAT, [str(r) for r in roots], sorted(scope), list(settings))
         answers = cls(store, key)
         if store is not None:
-            answers._load(store.known(RECORD, key))
-        if store is not None:
-            store.keep_in(SERVED, answers.served)  # WN110's verdicts are asked of the store, kept in this record
+            answers._load(store.known(RECORD, key), stamps)
         return answers
 
-    def _load(self, record: "_Record | None") -> None:
+    def _load(self, record: "_Record | None", stamps: dict[str, Stamp] | None = None) -> None:
         if record is None:
             return
         observed, scan, matters, aliases, served, stats, runs = record
-        disk = self._disk = _Disk(stats)
+        disk = self._disk = _Disk(stats, stamps)
         self._stats_known, self._stats = stats, disk.fresh  # a digest memo: sound whether or not the answers hold
         if not observed.still_hold(SCAN_KINDS, disk):
             return
@@ -541,6 +547,10 @@ class DerivedAnswers:
         merged = {**self._stats_known, **self._stats}
         return {path: merged[path] for path in sorted(named & merged.keys())}
 
+    def save_rekeyed(self) -> None:
+        """After a kept answer: write the stat keys the check took anew (``rekeyed``); the run observed nothing else."""
+        self.save(Observations())
+
     def save(self, observed: Observations) -> None:
         """Store the answers with every observation they rest on (only when this run added any).
 
@@ -568,3 +578,37 @@ class DerivedAnswers:
             "runs": self.runs,
         }
         self._store.put(RECORD, self._key, document)
+
+
+def open_for_run(
+    config: Config, store: FactStore, files: Sequence[Path], stamps: dict[str, Stamp] | None = None,
+) -> DerivedAnswers | None:
+    """The record a lint run of ``files`` with ``config`` reads and keeps (None: the store keeps nothing between runs).
+
+    Opened before the run's workspace: a warm run that gives a kept answer (``run_answers``) builds none.
+    ``stamps``: the inputs' stamps, by resolved path (its check does not take them again).
+    """
+    if not store.persistent:
+        return None
+    # WN110's kept verdicts rest on them too (an exclude is also matched from the working directory).
+    kept_on = [*config.exclusions, *config.serving, os.getcwd()]
+    roots = Project(config.source_roots).roots
+    return DerivedAnswers.open(store, roots, _scope(files) if len(files) <= SMALL_RUN else [], kept_on, stamps)
+
+
+def _scope(files: Sequence[Path]) -> list[str]:
+    """Where a small run's files live: the directories above their top-level packages (its record's key).
+
+    Runs on files of the same packages share a record that grows to what they
+    read, never a whole tree's; any key is sound (a record is checked before use).
+    """
+    tops = set()
+    for file in files:
+        directory = os.path.dirname(os.path.abspath(file))
+        while os.path.isfile(os.path.join(directory, "__init__.py")):
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                break
+            directory = parent
+        tops.add(directory)
+    return sorted(tops)

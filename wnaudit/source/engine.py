@@ -6,7 +6,8 @@ Each stage is a module of ``wnaudit.source.pipeline``: ``inputs`` -> ``read``
 ``apply`` -> ``collect``.  Cost model: every file is read and searched for the
 catalogue's API names (a substring search); only files that can hold a
 finding are parsed, with CPython's ``ast``; the others count as checked.
-libcst parses only files that get a fix.
+libcst parses only files that get a fix.  ``lint_run.lint_files`` is the entry: it gives the
+answer an identical earlier run kept, or runs these stages (``run_stages``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Callable
 
 from ..common.config import Config
 from ..common.findings import Finding, InputError, RunResult
-from ..common.gc_pause import fewer_collections, long_lived_heap
 from ..common.options import RunOptions
 from .analysis import parsed_ahead
 from .context import Context
@@ -27,13 +27,15 @@ from .fixer import FixError, apply_fixes
 from .serving.entries import entry_errors
 from .model import FileSummary
 from .pipeline.analyse import check_syntax, compiles_quietly, parse_syntax, summarize, summarize_at, syntax_message
-from .pipeline.apply import Files, apply_plan, commit, pending, recover
+from .pipeline.apply import Files, apply_plan, commit
 from .pipeline.inputs import Inputs, gather_inputs
 from .pipeline.plan import FixPlan, plan_fixes
 from .pipeline.prefilter import Scanned
-from .pipeline.link import adopt, cached_workspace, default_workspace, new_workspace
+from .pipeline.link import adopt, default_workspace, new_workspace
+from .derived_cache import DerivedAnswers
+from .facts.store import FactStore
 from .pipeline.read import read_source
-from .pipeline.collect import fixed_findings, placed, planned_findings
+from .pipeline.collect import fixed_findings, planned_findings
 from .pipeline.run_rules import file_candidates, findings_of, identity, offered, serving_syntax_errors, to_finding
 from .pipeline.scan import scan_all
 from . import notebook, run_answers
@@ -44,7 +46,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "FixPlan", "SourceError", "apply_fixes", "check_syntax", "compiles_quietly", "default_workspace", "fix_source",
-    "lint_files", "lint_source", "new_workspace", "parse_syntax", "plan_fixes", "read_source", "summarize",
+    "lint_source", "new_workspace", "parse_syntax", "plan_fixes", "read_source", "summarize",
     "summarize_at", "syntax_message",
 ]
 
@@ -83,33 +85,25 @@ def scan(inputs: Inputs, options: RunOptions, workspace: Workspace) -> Scan:
     return Scan(scanned, summaries, given)
 
 
-def lint_files(files: list[Path], options: RunOptions) -> RunResult:
-    """Lint ``files`` (and fix them with ``options.fix``; show diffs with ``options.diff``)."""
-    # Long-lived facts would be walked collection after collection; trees parsed ahead are not kept past the run.
-    with fewer_collections(), long_lived_heap() as settle, parsed_ahead.for_one_run():
-        return _lint_files(files, options, settle)
+def run_stages(
+    inputs: Inputs, options: RunOptions, facts: FactStore, record: DerivedAnswers | None, result: RunResult,
+    settle: Callable[[], None], kept: tuple[str | None, run_answers.InputStamps | None] = (None, None),
+) -> RunResult:
+    """The stages of a run no kept answer answered (``lint_run``), on its fact store and record of derived answers.
+
+    ``result`` holds the journal check's errors; ``kept``: the run's key and its inputs' stamps, when its answer
+    is to be kept (``run_answers``).
+    """
+    # Trees parsed ahead are not kept past the run.
+    with parsed_ahead.for_one_run():
+        workspace = new_workspace(options.config, facts, files=inputs.files, answers=record)
+        return _run_stages(inputs, options, workspace, result, settle, kept)
 
 
-def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], None]) -> RunResult:
-    config, result = options.config, RunResult()
-    keeps = run_answers.keeps_answers(options)
-    # Taken before anything reads an input: a later run gives this run's answer while they hold (``run_answers``).
-    stamps = run_answers.stamp_inputs(files) if keeps else None
-    inputs = gather_inputs(files, config.max_source_bytes)
-    if options.fix or options.discard_journal:  # a fix an interruption left half-renamed is finished first
-        result.errors.extend(recover(inputs.names, discard=options.discard_journal))
-    else:
-        result.errors.extend(pending(inputs.names))  # an audit says a fix was interrupted half-way
-    workspace = cached_workspace(config, options.cache, inputs.files)
-    key = run_answers.run_key(options, files) if keeps else None
-    kept = _kept_answer(workspace, key, files)
-    if kept is not None:
-        if workspace.derived is not None and workspace.derived.rekeyed():
-            workspace.save_caches()  # the stats of files touched since: a later check need not read them
-        kept.replay()
-        result.errors.extend(kept.errors)
-        result.findings, result.parsed_sources = placed(kept.findings, inputs), kept.parsed
-        return result
+def _run_stages(
+    inputs: Inputs, options: RunOptions, workspace: Workspace, result: RunResult, settle: Callable[[], None],
+    kept: tuple[str | None, run_answers.InputStamps | None],
+) -> RunResult:
     with run_answers.logged_warnings() as warnings:
         found, plan, errors, parsed = _check(inputs, options, workspace, settle)
     result.errors.extend(errors)
@@ -119,20 +113,12 @@ def _lint_files(files: list[Path], options: RunOptions, settle: Callable[[], Non
         _apply(plan, found, options, workspace, result)
         return result
     answer = run_answers.RunAnswer(planned_findings(plan), errors, parsed, warnings)
+    key, stamps = kept
     if key is not None and stamps is not None:
-        _keep_answer(workspace, key, files, stamps, answer)
+        _keep_answer(workspace, key, inputs.files, stamps, answer)
     workspace.save_caches()  # what the scan and the rules learnt (dependencies' facts and summaries too)
-    result.findings = placed(answer.findings, inputs)
+    result.findings = inputs.placed(answer.findings)
     return result
-
-
-def _kept_answer(workspace: Workspace, key: str | None, files: list[Path]) -> run_answers.RunAnswer | None:
-    """The answer an earlier run with this key kept, when everything it rests on holds (None: run the stages)."""
-    derived = workspace.derived
-    if key is None or derived is None:
-        return None
-    document = derived.kept_run(key)
-    return run_answers.recall(document, files, derived.stamp) if document is not None else None
 
 
 def _keep_answer(
@@ -199,7 +185,7 @@ def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace
     inputs = gather_inputs([Path(item.path) for item in found.scanned], config.max_source_bytes)
     if options.diff:
         result.diffs.extend(unified_patch(c.old, c.new, c.path) for c in outcome.changes)  # nothing written: nothing fixed
-        result.findings = placed(planned_findings(plan), inputs)
+        result.findings = inputs.placed(planned_findings(plan))
         return
     try:
         left = {id(c) for change in commit(outcome.changes, list(found.given.values())) for c in change.applied}
@@ -207,7 +193,7 @@ def _apply(plan: FixPlan, found: Scan, options: RunOptions, workspace: Workspace
     except OSError as error:
         result.errors.extend(InputError(c.path, f"cannot write the fix, file unchanged: {error}") for c in outcome.changes)
         fixed = []
-    result.fixed = placed(fixed_findings(fixed), inputs)
+    result.fixed = inputs.placed(fixed_findings(fixed))
     result.findings = _relint(found, options, result)
 
 
@@ -221,7 +207,7 @@ def _relint(found: Scan, options: RunOptions, result: RunResult) -> list[Finding
     try:
         again = scan(inputs, options, workspace)
         context = Context(again.summaries, workspace=workspace)
-        remaining = placed(findings_of(again.summaries, context, options.config, again.run_files), inputs)
+        remaining = inputs.placed(findings_of(again.summaries, context, options.config, again.run_files))
     finally:
         workspace.close_workers()
     reported = {(error.path, error.message) for error in result.errors}

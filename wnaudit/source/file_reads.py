@@ -26,7 +26,7 @@ from .facts.kinds import CONTENT, Blob, digest_of
 from .facts.store import FactStore
 from .project import Project
 from .serving.configs import config_targets, plain_targets
-from .serving.flags import read_config, read_configs
+from .serving.config_files import read_config, read_configs
 from .serving.walk import project_files
 
 
@@ -134,7 +134,7 @@ class FileReads:
         return {path: set(names) for path, names in found.items()}
 
     def flag_configs(self, root: Path) -> list[bytes]:
-        """The contents of the configs shipped under ``root`` (``flags.read_configs``), read once per run.
+        """The contents of the configs shipped under ``root`` (``config_files.read_configs``), read once per run.
 
         A flag a config turns on or off decides whether a fold counts: which configs there are and their bytes
         are observations WN110's kept verdicts rest on (``config_walks``, ``config_reads``).
@@ -146,7 +146,7 @@ class FileReads:
         return [data for _, data in found if data is not None]
 
     def _config_bytes(self, path: Path) -> bytes | None:
-        """``flags.read_config``, its stat key kept (a later check does not read a config whose stat is the same)."""
+        """``config_files.read_config``, its stat key kept (a later check does not read a config whose stat is the same)."""
         taken = stamp(str(path)) if self.derived is not None else None
         data = read_config(path)
         if data is not None and taken is not None and self.derived is not None:

@@ -54,13 +54,16 @@ def _resolved(path: Path | str, directories: dict[str, str] | None = None) -> Pa
     return Path(resolved_text(path, directories))
 
 
-def resolved_text(path: Path | str, directories: dict[str, str] | None = None) -> str:
-    """``_resolved`` as text (normalised: the string of the ``Path`` it stands for), no ``Path`` built."""
+def resolved_text(path: Path | str, directories: dict[str, str] | None = None, link: bool | None = None) -> str:
+    """``_resolved`` as text (normalised: the string of the ``Path`` it stands for), no ``Path`` built.
+
+    ``link``: whether ``path`` itself is a symbolic link, when the caller's ``lstat`` said so already.
+    """
     text = os.fspath(path)
     absolute = os.path.abspath(text)
     try:
         directory, name = os.path.split(absolute)
-        if directories is None or not name or _has_parent_part(text) or os.path.islink(absolute):
+        if directories is None or not name or has_parent_part(text) or (os.path.islink(absolute) if link is None else link):
             return os.path.realpath(text)  # ``..`` after a link is resolved after the link, as resolve() does
         return os.path.join(real_directory(directory, directories), name)
     except OSError:
@@ -83,7 +86,7 @@ def real_directory(directory: str, known: dict[str, str]) -> str:
     return real
 
 
-def _has_parent_part(text: str) -> bool:
+def has_parent_part(text: str) -> bool:
     """``".." in Path(text).parts``, without building the path."""
     if ".." not in text:
         return False

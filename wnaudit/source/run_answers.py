@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,20 +72,35 @@ class InputStamps:
     stamps: list[Stamp]
     identities: list[str]
 
+    def by_identity(self) -> dict[str, Stamp]:
+        """Each stamp by the path its input resolves to (as the record of derived answers names files)."""
+        return dict(zip(self.identities, self.stamps))
+
 
 def stamp_inputs(files: Sequence[Path]) -> InputStamps | None:
     """Each input's stamp and identity, taken before the run reads anything.
 
     None (no answer is kept): an input is missing or no regular file (its error names what it is, which no
     stat key vouches for), or changed too recently for its stat to vouch for its bytes.
+    One ``lstat`` per input answers both (a link's target is stamped apart).
     """
     stamps: list[Stamp] = []
+    identities: list[str] = []
+    directories: dict[str, str] = {}
     for file in files:
-        taken = take_stamp(os.fspath(file))
+        text = os.fspath(file)
+        clock = time.time_ns()
+        try:
+            status = os.lstat(text)
+        except (OSError, ValueError):
+            return None
+        link = stat.S_ISLNK(status.st_mode)
+        taken = take_stamp(text) if link else Stamp(clock, status)
         if taken is None or not stat.S_ISREG(taken.status.st_mode) or stat_key(taken, "") is None:
             return None
         stamps.append(taken)
-    return InputStamps(stamps, identities(files))
+        identities.append(resolved_text(file, directories, link))
+    return InputStamps(stamps, identities)
 
 
 def identities(files: Sequence[Path]) -> list[str]:
@@ -114,16 +130,17 @@ def input_keys(
 
 
 def inputs_hold(
-    files: Sequence[Path], keys: Sequence[StatKey], kept_identities: Sequence[str],
+    files: Sequence[Path], keys: Sequence[StatKey], kept_identities: Sequence[str], now: InputStamps,
     stamp: Callable[[str], Stamp | None] = take_stamp,
 ) -> bool:
-    """Every input is the file kept (the same path resolves to it) and has the bytes kept.
+    """Every input is the file kept (the same path resolves to it now) and has the bytes kept.
 
     A stat that is the kept one vouches for the bytes; any other input is read.  When many were (a checkout
     touched them), the run is done again instead, so that its answer is kept with their new stats.
-    ``stamp``: how an absolute path's stamp is taken (the record's check took most of them).
+    ``now``: the inputs as this run started; ``stamp``: how an absolute path's stamp is taken (the record's
+    check took most of them).
     """
-    if len(files) != len(keys) or identities(files) != list(kept_identities):
+    if len(files) != len(keys) or now.identities != list(kept_identities):
         return False
     read = 0
     for file, key in zip(files, keys):
@@ -178,11 +195,16 @@ def encode(answer: RunAnswer, keys: Sequence[StatKey], stamped: InputStamps) -> 
     }
 
 
-def recall(document: Any, files: Sequence[Path], stamp: Callable[[str], Stamp | None] = take_stamp) -> RunAnswer | None:
-    """The kept answer, when its inputs are as they were (None: changed, or a damaged document)."""
+def recall(
+    document: Any, files: Sequence[Path], now: InputStamps, stamp: Callable[[str], Stamp | None] = take_stamp,
+) -> RunAnswer | None:
+    """The kept answer, when its inputs are as they were (None: changed, or a damaged document).
+
+    ``now``: the inputs as this run started (``stamp_inputs``).
+    """
     try:
         keys, kept_identities = [_input_key(key) for key in document["inputs"]], [str(path) for path in document["identities"]]
-        if document.get("format") != _FORMAT or not inputs_hold(files, keys, kept_identities, stamp):
+        if document.get("format") != _FORMAT or not inputs_hold(files, keys, kept_identities, now, stamp):
             return None
         return RunAnswer(
             [_decode_finding(item) for item in document["findings"]],

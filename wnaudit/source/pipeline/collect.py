@@ -1,13 +1,11 @@
-"""Collect: the findings in the order and shape the renderers take (notebook findings by cell and line)."""
+"""Collect: the findings of a plan or a fix, as the renderers take them (``Inputs.placed`` orders them, by cell in notebooks)."""
 
 from __future__ import annotations
 
 from typing import Iterable
 
 from ...common.findings import Finding
-from .. import notebook
 from ..rules import Candidate
-from .inputs import Inputs
 from .plan import FixPlan
 from .run_rules import to_finding
 
@@ -20,9 +18,3 @@ def planned_findings(plan: FixPlan) -> list[Finding]:
 def fixed_findings(fixed: Iterable[tuple[str, Candidate]]) -> list[Finding]:
     return [to_finding(path, c) for path, c in fixed]
 
-
-def placed(findings: list[Finding], inputs: Inputs) -> list[Finding]:
-    """``findings`` sorted, those in notebooks named by cell and line."""
-    if inputs.views:
-        findings = notebook.place_findings(findings, inputs.views)
-    return sorted(findings, key=Finding.sort_key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...common.findings import Finding
 from .. import notebook
 
 
@@ -21,6 +22,12 @@ class Inputs:
     @property
     def names(self) -> list[str]:
         return [str(p) for p in self.files]
+
+    def placed(self, findings: list[Finding]) -> list[Finding]:
+        """``findings`` sorted, those in notebooks named by cell and line."""
+        if self.views:
+            findings = notebook.place_findings(findings, self.views)
+        return sorted(findings, key=Finding.sort_key)
 
 
 def gather_inputs(files: list[Path], max_bytes: int) -> Inputs:

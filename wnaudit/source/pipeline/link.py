@@ -9,15 +9,15 @@ built on this workspace later, when a rule first asks (``Context.model``).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
 from ...common.config import Config
 from ..analysis import Aliases, PieceReader
-from ..derived_cache import SMALL_RUN, DerivedAnswers
+from ..derived_cache import DerivedAnswers, open_for_run
 from ..model import FileSummary
 from ..project import Location, Project
+from ..facts.kinds import SERVED
 from ..facts.store import FactStore
 from ..workspace import Workspace, WorkspaceSettings
 from .analyse import summarize_at
@@ -30,53 +30,30 @@ def _summarize_located(data: bytes, path: str, location: Location, aliases: Alia
 
 def new_workspace(
     config: Config | None = None, facts: FactStore | None = None, derived: bool = False, files: Sequence[Path] = (),
+    answers: DerivedAnswers | None = None,
 ) -> Workspace:
     """A workspace resolving imports from ``config``'s source roots (default: the current directory).
 
     ``facts``: the run's fact store (default: one for this run only).
     ``derived``: reuse (and keep) the cross-file answers of earlier runs, when the store keeps facts (``derived_cache``);
-    a run of few ``files`` keeps a record of its own (``derived_cache.SMALL_RUN``, ``_scope``).
+    a run of few ``files`` keeps a record of its own (``derived_cache.SMALL_RUN``).  ``answers``: that record,
+    opened already (the run asked it for a kept answer first).
     """
     config = config or Config()
-    project = Project(config.source_roots)
     facts = facts if facts is not None else FactStore()
-    answers = None
-    if derived and facts.persistent:
-        # WN110's kept verdicts rest on them too (an exclude is also matched from the working directory).
-        kept_on = [*config.exclusions, *config.serving, os.getcwd()]
-        answers = DerivedAnswers.open(facts, project.roots, _scope(files) if len(files) <= SMALL_RUN else [], kept_on)
+    if answers is None and derived:
+        answers = open_for_run(config, facts, files)
+    if answers is not None:
+        facts.keep_in(SERVED, answers.served)  # WN110's verdicts are asked of the store, kept in this record
     settings = WorkspaceSettings(
         fix_fold=config.fix_fold, excluded=config.is_path_excluded, serving_entries=config.serving,
         config_root=Path(config.root), serving_on=lambda path: config.enabled("WN110", path),
     )
-    return Workspace(project, _summarize_located, facts, answers, settings)
-
-
-def _scope(files: Sequence[Path]) -> list[str]:
-    """Where a small run's files live: the directories above their top-level packages (its record's key).
-
-    Runs on files of the same packages share a record that grows to what they
-    read, never a whole tree's; any key is sound (a record is checked before use).
-    """
-    tops = set()
-    for file in files:
-        directory = os.path.dirname(os.path.abspath(file))
-        while os.path.isfile(os.path.join(directory, "__init__.py")):
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                break
-            directory = parent
-        tops.add(directory)
-    return sorted(tops)
+    return Workspace(Project(config.source_roots), _summarize_located, facts, answers, settings)
 
 
 def default_workspace() -> Workspace:
     return new_workspace()
-
-
-def cached_workspace(config: Config, use_cache: bool, files: Sequence[Path] = ()) -> Workspace:
-    """The run's workspace with the caches ``--no-cache`` turns off (syntax facts, analyses, kept answers)."""
-    return new_workspace(config, FactStore.open(use_cache), derived=True, files=files)
 
 
 def adopt(workspace: Workspace, summaries: list[FileSummary], inputs: Inputs) -> list[FileSummary]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ...common.config import DEFAULT_MAX_SOURCE_BYTES
 from ...common.files import FileRefused, read_regular_file
-from .walk import MAX_PROJECT_FILES, skipped
+from .walk import MAX_PROJECT_FILES, Listings, skipped, walk_tree
 
 logger = logging.getLogger(__name__)
 
@@ -40,11 +40,14 @@ _MARKS = (b"_target_", b"class_path", _NEW_TAG.encode())
 Targets = dict[str, set[str]]
 
 
-def config_targets(root: Path) -> Targets:
-    """What the YAML files under ``root`` build, by key path (walked as the project's Python files are)."""
+def config_targets(root: Path, listings: Listings | None = None) -> Targets:
+    """What the YAML files under ``root`` build, by key path (walked as the project's Python files are).
+
+    ``listings``: directories listed already (a record's check walks the same tree for other answers).
+    """
     found: Targets = {}
     count = seen = 0
-    for directory, dirs, files in os.walk(root):
+    for directory, dirs, files in walk_tree(root, listings):
         dirs[:] = sorted(d for d in dirs if not skipped(d))
         seen += len(dirs) + len(files)
         if seen > MAX_PROJECT_FILES:  # ``config_path="/"``: a file system is not a project's configs

@@ -14,24 +14,16 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ...common.config import DEFAULT_MAX_SOURCE_BYTES
-from ...common.files import FileRefused, read_regular_file
 from ..analysis import deep_recursion, parsed_ahead
 from ..ast_visitor import Visitor
 from ..reading import SourceError, decode
-from .walk import MAX_PROJECT_FILES, skipped
 
 logger = logging.getLogger(__name__)
 
-#: The configuration files a project ships beside its code.
-_CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
-#: A project with more config files than this is read up to it (the rest is data).
-_MAX_CONFIG_FILES = 2_000
 _FALSE_WORDS = frozenset({"false", "no", "off", "0", "", "null", "none", "~"})
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
 #: What a file's code sets, by the digest of its bytes: for each name it gives a value, whether one of those values
@@ -40,19 +32,6 @@ _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
 #: hold several of their words, and an editor or a test linting one buffer at a time asks again.
 _SETTINGS: dict[bytes, "dict[str, bool] | None"] = {}
 _MAX_SETTINGS = 8_192
-
-
-def config_files(root: Path) -> list[Path]:
-    """The YAML/JSON files under ``root``, walked as the project's Python files are."""
-    found: list[Path] = []
-    seen = 0
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not skipped(d))
-        seen += len(dirs) + len(files)
-        if seen > MAX_PROJECT_FILES or len(found) >= _MAX_CONFIG_FILES:
-            break
-        found.extend(Path(directory) / name for name in sorted(files) if name.endswith(_CONFIG_SUFFIXES))
-    return found[:_MAX_CONFIG_FILES]
 
 
 class NotKnown:
@@ -134,20 +113,6 @@ def _words(data: bytes) -> set[bytes]:
     words = set(_WORD.findall(data))
     words.update(part for word in [w for w in words if b"-" in w] for part in word.split(b"-"))
     return words
-
-
-def read_config(path: Path) -> bytes | None:
-    """A shipped config's bytes as the flag reader reads them (None: not a regular file, too big, or unreadable)."""
-    try:
-        return read_regular_file(str(path), DEFAULT_MAX_SOURCE_BYTES)
-    except (OSError, FileRefused) as error:
-        logger.debug("%s: not read: %s", path, error)
-        return None
-
-
-def read_configs(root: Path, read: Callable[[Path], bytes | None] = read_config) -> list[tuple[Path, bytes | None]]:
-    """The configs under ``root`` and their bytes (``read``: ``read_config``, or one that also notes what it read)."""
-    return [(path, read(path)) for path in config_files(root)]
 
 
 def _word(value: str) -> bool | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..model import FileSummary
 from .facts import Ref, ServingFacts, Use
-from .flags import read_configs
+from .config_files import read_configs
 
 #: A class or function of the project: (file, qualified name).
 Key = tuple[Path, str]

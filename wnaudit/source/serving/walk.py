@@ -59,14 +59,15 @@ def project_files(root: Path, whole: bool) -> Iterable[Path]:
 
 def project_file_names(
     root: Path | str, whole: bool, stat: Callable[[str], os.stat_result] | None = None, quiet: bool = False,
+    listings: Listings | None = None,
 ) -> Iterator[str]:
     """``project_files`` as text (``str`` of each path), no ``Path`` built per file (a record's check walks again).
 
     ``stat``: as ``too_big`` asks it.  ``quiet``: a cut walk is not logged (a record's check: the run that
-    uses the record says it, or its kept answer does).
+    uses the record says it, or its kept answer does).  ``listings``: directories listed already.
     """
     count = 0
-    walk = _Walk(os.fspath(root), whole)
+    walk = _Walk(os.fspath(root), whole, listings or Listings(keep=False))
     for directory, names in walk:
         for name in names:
             path = _join(directory, name)
@@ -105,8 +106,9 @@ class _Walk:
     (``os.path.join`` of the root's text: the ``str`` of the paths ``Path`` joins).
     """
 
-    def __init__(self, root: str, whole: bool) -> None:
+    def __init__(self, root: str, whole: bool, listings: Listings) -> None:
         self.whole = whole
+        self.listings = listings
         self.code: deque[str] = deque([root])
         self.rest: deque[str] = deque()
         self.root = root
@@ -134,7 +136,7 @@ class _Walk:
     def _package(self, directory: str, name: str, child: str) -> bool:
         """A regular package, or a namespace portion inside one (``pkg/sub/`` without ``__init__.py``)."""
         if child not in self._listed:
-            self._listed[child] = _entries(child)
+            self._listed[child] = _entries(self.listings.scan(child))
         entries = self._listed[child]
         if any(entry == "__init__.py" for entry, _ in entries or ()) or (directory in self.packages and name.isidentifier()):
             self.packages.add(child)
@@ -151,7 +153,7 @@ class _Walk:
 
     def _list(self, directory: str) -> tuple[list[str], list[str]] | None:
         """(file names, directory names to enter), sorted; None for a virtual environment or an unreadable one."""
-        entries = self._listed.pop(directory) if directory in self._listed else _entries(directory)
+        entries = self._listed.pop(directory) if directory in self._listed else _entries(self.listings.scan(directory))
         if entries is None:
             return None
         files = [name for name, is_dir in entries if is_dir is False]
@@ -165,16 +167,67 @@ def _join(directory: str, name: str) -> str:
     return name if directory == "." else os.path.join(directory, name)
 
 
-def _entries(directory: str) -> list[tuple[str, bool | None]] | None:
+def _entries(listed: list[os.DirEntry[str]] | None) -> list[tuple[str, bool | None]] | None:
     """Each entry's name and whether it is a directory, links not followed (None: unknown); None: not listable."""
-    found: list[tuple[str, bool | None]] = []
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                try:
-                    found.append((entry.name, entry.is_dir(follow_symlinks=False)))
-                except OSError:
-                    found.append((entry.name, None))
-    except OSError:
+    if listed is None:
         return None
+    found: list[tuple[str, bool | None]] = []
+    for entry in listed:
+        try:
+            found.append((entry.name, entry.is_dir(follow_symlinks=False)))
+        except OSError:
+            found.append((entry.name, None))
     return found
+
+
+class Listings:
+    """Each directory listed once, for every walk that asks (a record's check walks one tree three ways).
+
+    A listing is the directory's entries as ``os.scandir`` gave them (None: not listable, or an
+    error while listing it, when ``os.walk`` yields nothing of it either).  Kept for one check only
+    (the tree may change between runs); ``keep=False``: each walk lists afresh, keeping nothing.
+    """
+
+    def __init__(self, keep: bool = True) -> None:
+        self._keep = keep
+        self._listed: dict[str, list[os.DirEntry[str]] | None] = {}
+
+    def scan(self, directory: str) -> list[os.DirEntry[str]] | None:
+        if directory in self._listed:
+            return self._listed[directory]
+        try:
+            with os.scandir(directory) as entries:
+                listed: list[os.DirEntry[str]] | None = list(entries)
+        except OSError:
+            listed = None
+        if self._keep:
+            self._listed[directory] = listed
+        return listed
+
+
+def walk_tree(root: Path | str, listings: Listings | None = None) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(root)`` (top down, links to directories not entered, errors skipped), on ``listings``.
+
+    The same triples in the same order; a caller may prune or sort the directory names in place.
+    A stack, not recursion, as ``os.walk`` since Python 3.12: a deep tree is no ``RecursionError``.
+    """
+    listings = listings or Listings(keep=False)
+    stack = [os.fspath(root)]
+    while stack:
+        top = stack.pop()
+        listed = listings.scan(top)
+        if listed is None:
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        for entry in listed:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+        yield top, dirs, files
+        for name in reversed(dirs):
+            child = os.path.join(top, name)
+            if not os.path.islink(child):
+                stack.append(child)
