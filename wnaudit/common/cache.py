@@ -160,11 +160,11 @@ class Stamp(NamedTuple):
     status: os.stat_result
 
 
-def take_stamp(path: str) -> Stamp | None:
-    """The stamp of ``path``, links followed, whatever it is (None: no stat)."""
+def take_stamp(path: str, follow_links: bool = True) -> Stamp | None:
+    """The stamp of ``path``, links followed (``follow_links=False``: of the link itself), whatever it is (None: no stat)."""
     clock = time.time_ns()
     try:
-        return Stamp(clock, os.stat(path))
+        return Stamp(clock, os.stat(path, follow_symlinks=follow_links))
     except (OSError, ValueError):
         return None
 

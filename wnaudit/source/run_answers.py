@@ -34,7 +34,6 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,13 +88,10 @@ def stamp_inputs(files: Sequence[Path]) -> InputStamps | None:
     directories: dict[str, str] = {}
     for file in files:
         text = os.fspath(file)
-        clock = time.time_ns()
-        try:
-            status = os.lstat(text)
-        except (OSError, ValueError):
-            return None
-        link = stat.S_ISLNK(status.st_mode)
-        taken = take_stamp(text) if link else Stamp(clock, status)
+        taken = take_stamp(text, follow_links=False)
+        link = taken is not None and stat.S_ISLNK(taken.status.st_mode)
+        if link:
+            taken = take_stamp(text)
         if taken is None or not stat.S_ISREG(taken.status.st_mode) or stat_key(taken, "") is None:
             return None
         stamps.append(taken)
