@@ -6,8 +6,8 @@ ALL -j N``) in this process and charges each CPU second (``time.process_time``,
 the main process only; the workers' total from ``getrusage``) to the innermost
 of these parts running at the time:
 
-- *index reads*: a file WN110's index needs and no worker gave it, read by the
-  workspace (``Workspace.read_serving``): one parse, the serving walk and the
+- *index reads*: a file WN110's index needs and no worker gave it, read in the
+  main process (``Analyses.read_serving``): one parse, the serving walk and the
   file's analysis;
 - *flags*: whether the project turns on a flag a fold sits under
   (``FileFacts._flag_on``): the words of every project file, and a parse of
@@ -15,14 +15,22 @@ of these parts running at the time:
 - *rules stage*: the rest of ``plan_fixes``: WN110's linking (names, instances,
   carriers, sites, folds) and every other rule;
 - *scan*: reading, prefiltering and analysing the linted files (``scan_all``);
-- *rest*: discovery, the link stage, the report.
+- *rest*: the rest of the source lint (``lint_run.lint_files``): its entry, the
+  link stage, the report (discovery runs before it, and is not charged).
 
 It also counts what those reads are for: files the index read, and how many of
-their analyses anything asked for later (``Workspace.first`` / ``analysed``);
-files the flags parsed, and how many the run had analysed already (a second
-parse; counted in the main process only, so with ``-j 2`` an analysis a worker
-made is not seen).  A part whose function a later version renamed is reported
+their analyses anything asked for later (``Analyses.first`` / ``analysed``);
+files the flags parsed, and how many of them the run analysed too (the analysis
+takes the flag reader's tree where it comes second, ``analysis/parsed_ahead.py``,
+so these are not second parses: ``parse_count.py`` counts those; counted in the
+main process only, so with ``-j 2`` an analysis a worker made is not seen).  A part whose function a later version renamed is reported
 as absent.
+
+With ``-j 2`` and more, it also says where the index's facts came from (the
+``handover``): known already (the scan's workers, the cache), taken from a
+worker that parsed them ahead (and how long the main process waited for those),
+parsed in the main process because no worker had started them, or parsed there
+because nothing had handed them to a worker (a name resolution's single read).
 
     python benchmarks/serving_cold_parts.py --tree /tmp/tree19 --jobs 1 2
 """
@@ -44,11 +52,11 @@ from typing import Any
 
 #: part -> (module, attribute path) of the function whose CPU time (less its inner parts') is charged to it.
 PARTS = {
-    "index reads": ("wnaudit.source.workspace", "Workspace.read_serving"),
+    "index reads": ("wnaudit.source.analyses", "Analyses.read_serving"),
     "flags": ("wnaudit.source.serving.file_facts", "FileFacts._flag_on"),
     "rules stage": ("wnaudit.source.pipeline.plan", "plan_fixes"),
     "scan": ("wnaudit.source.pipeline.scan", "scan_all"),
-    "rest": ("wnaudit.source.engine", "lint_files"),
+    "rest": ("wnaudit.source.lint_run", "lint_files"),
 }
 
 
@@ -119,11 +127,43 @@ def _count_uses(uses: dict[str, set[str]]) -> None:
             return found
         return analyze
 
-    _patch("wnaudit.source.workspace", "Workspace.read_serving", reads)
-    _patch("wnaudit.source.workspace", "Workspace.first", asks)
-    _patch("wnaudit.source.workspace", "Workspace.analysed", asks)
+    _patch("wnaudit.source.analyses", "Analyses.read_serving", reads)
+    _patch("wnaudit.source.analyses", "Analyses.first", asks)
+    _patch("wnaudit.source.analyses", "Analyses.analysed", asks)
     _patch("wnaudit.source.serving.flags", "_python_settings", flags)
     _patch("wnaudit.source.pipeline.analyse", "analyze", analyses)
+
+
+def _count_handover(handover: Counter[str], waited: list[float]) -> None:
+    """Note where each file's serving facts came from: known, a worker (and the wait for it), or a parse here."""
+
+    def kept(function: Callable[..., Any]) -> Callable[..., Any]:
+        def known(self: Any, key: str) -> Any:
+            found = function(self, key)
+            if found is not None:
+                handover["known (scan workers, cache)"] += 1
+            return found
+        return known
+
+    def taken(function: Callable[..., Any]) -> Callable[..., Any]:
+        def take(self: Any, key: str) -> Any:
+            future = self._futures.get(key)
+            started = time.perf_counter()
+            found = function(self, key)
+            if future is None:
+                handover["parsed here: never handed to a worker"] += 1
+            elif found is not None:
+                handover["taken from a worker"] += 1
+                waited[0] += time.perf_counter() - started
+            elif future.cancelled():
+                handover["parsed here: no worker had started it"] += 1
+            else:
+                handover["parsed here: the worker failed"] += 1
+            return found
+        return take
+
+    _patch("wnaudit.source.serving.file_facts", "FileFacts._kept", kept)
+    _patch("wnaudit.source.serving.ahead", "ServingAhead.take", taken)
 
 
 def measure_here(tree: str, jobs: int) -> dict[str, Any]:
@@ -131,6 +171,9 @@ def measure_here(tree: str, jobs: int) -> dict[str, Any]:
     charges = Charges()
     uses: dict[str, set[str]] = defaultdict(set)
     _count_uses(uses)
+    handover: Counter[str] = Counter()
+    waited = [0.0]
+    _count_handover(handover, waited)
     absent = [part for part, (module, path) in PARTS.items() if not _patch(module, path, lambda f, p=part: charges.wrap(p, f))]
     from wnaudit.cli.command import main
 
@@ -149,7 +192,9 @@ def measure_here(tree: str, jobs: int) -> dict[str, Any]:
         "files the index read": len(read),
         "of those, analysis asked for later": len(read & asked),
         "files the flags parsed": len(flagged),
-        "of those, analysed too (a second parse)": len(flagged & analysed),
+        "of those, analysed too": len(flagged & analysed),
+        "serving facts: where they came from": dict(handover),
+        "main process waiting for a worker's facts, s": round(waited[0], 2),
     }
 
 

@@ -30,13 +30,13 @@ logger = logging.getLogger(__name__)
 
 def audit_checkpoints(paths: Sequence[Path], options: RunOptions) -> RunResult:
     """Audit every checkpoint in ``paths``; shards covered by a listed index are audited once, through it."""
-    from .shards import covered_shards
-
     paths = [Path(p) for p in paths]
     covered: set[Path] = set()
-    for path in paths:
-        if is_index_name(path):
-            covered |= covered_shards(path)
+    indexes = [path for path in paths if is_index_name(path)]
+    if indexes:  # the shard machinery (and the fold it imports) only for a sharded checkpoint
+        from .shards import covered_shards
+
+        covered = set().union(*(covered_shards(index) for index in indexes))
     result = RunResult()
     for path in paths:
         if not is_index_name(path) and Path(os.path.realpath(path)) in covered:

@@ -12,24 +12,23 @@ import contextlib
 import logging
 import os
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from ..common.atomic import atomic_copy, atomic_writer
-from ..common.write_bound import zip_write_problem
 from ..core.catalogue import Kind
 from ..common.findings import RunResult
 from ..common.gc_pause import cyclic_gc_paused
 from ..common.options import RunOptions
 from ..core.shapes import StoredStateError
-from ..core.state_dict_fold import fold_groups
-import wnaudit.checkpoint.safetensors_io as safetensors_io  # not "from . import": no edge to the package, which imports audit
 from .errors import CheckpointError
 from .plan import Plan, Planned, plan_table
 from .progress import progress_bar
 from .sniff import Format
 from .training import check_training
 from .tables import Table, TableEdit, find_objects, find_tables, rebuild
-from .verify import SafetensorsExpectation, tensor_digest, torch_verifier
+
+if TYPE_CHECKING:  # imported where a file of that kind is read or written: an audit of a torch zip needs none
+    import wnaudit.checkpoint.safetensors_io as safetensors_io
+    from .verify import SafetensorsExpectation
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +55,8 @@ def fold_checked(tensors: Any, planned: Sequence[Planned]) -> dict[str, Any]:
     checked the whole table for key clashes), so folding one group costs the
     same in a table of ten entries or of a hundred thousand.
     """
+    from ..core.state_dict_fold import fold_groups
+
     parts = {key: tensors[key] for item in planned for key in item.group.keys}
     try:
         folded, _ = fold_groups(parts, [item.group for item in planned])
@@ -69,6 +70,8 @@ def _storage_keys_for_fix(path: Path, fmt: Format, options: RunOptions) -> Any:
     known not to inflate past what a fix may write: a bomb is refused before anything is inflated."""
     if not (options.fix and fmt is Format.TORCH_ZIP):
         return None
+    from ..common.write_bound import zip_write_problem
+
     problem = zip_write_problem(path, options.config.max_fix_bytes)
     if problem is not None:
         raise CheckpointError(problem)
@@ -84,6 +87,7 @@ def target_of(path: Path, options: RunOptions) -> Path:
 def nothing_to_fold(path: Path, result: RunResult, options: RunOptions) -> RunResult:
     """``--fix -o OUT`` on a clean file still produces OUT (a byte copy), so pipelines can rely on it."""
     if options.fix and options.output is not None:
+        from ..common.atomic import atomic_copy
         from .verify import VerificationError
 
         atomic_copy(path, options.output, VerificationError)
@@ -101,6 +105,8 @@ def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
     One open handle serves the header, the folded tensors and the copy, so
     the fix is a fold of one version of the file even if it is replaced meanwhile.
     """
+    import wnaudit.checkpoint.safetensors_io as safetensors_io  # not "from . import": no edge to the package
+
     with open(path, "rb") as source:
         header = safetensors_io.read_header_from(source)
         shapes = {name: entry.shape for name, entry in header.entries.items()}
@@ -109,6 +115,9 @@ def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
         if not plan.to_fold:
             return nothing_to_fold(path, result, options)
         check_training(path, None, options)
+        from ..common.atomic import atomic_writer
+        from .verify import SafetensorsExpectation
+
         replacements: dict[str, safetensors_io.Replacement] = {}
         dropped: set[str] = set()
         expectation = SafetensorsExpectation(source, header)
@@ -127,6 +136,9 @@ def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
 def expect_folded(expectation: SafetensorsExpectation, replacement: safetensors_io.Replacement) -> safetensors_io.Replacement:
     """The same replacement, recording the digest of what it computes for the read-back check."""
 
+    import wnaudit.checkpoint.safetensors_io as safetensors_io
+    from .verify import tensor_digest
+
     def compute() -> Any:
         tensor = replacement.compute()
         expectation.folded[replacement.key] = (replacement.dtype, replacement.shape, tensor_digest(tensor))
@@ -137,6 +149,8 @@ def expect_folded(expectation: SafetensorsExpectation, replacement: safetensors_
 
 def lazy_fold(source: Any, header: safetensors_io.Header, item: Planned) -> safetensors_io.Replacement:
     """Fold one group when the rewrite reaches it: one folded tensor in memory at a time."""
+    import wnaudit.checkpoint.safetensors_io as safetensors_io
+
     group = item.group
     roles = dict(group.parts)
     shaped_like = roles["v"] if group.spelling.kind is Kind.WEIGHT_NORM else roles["orig"]
@@ -249,6 +263,8 @@ def _streamed(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Tabl
 def _save_folded(path: Path, fmt: Format, obj: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
     """Fold in memory, then ``torch.save`` the rebuilt object (verified before it replaces anything)."""
     import wnaudit.checkpoint.torch_io as torch_io
+    from ..common.atomic import atomic_writer
+    from .verify import torch_verifier
 
     edits = {}
     for table, planned in planned_by_table:
@@ -293,7 +309,9 @@ def _has_malformed_hooks(value: Any) -> bool:
 def _stream_fix(path: Path, obj: Any, keys: Any, planned_by_table: list[tuple[Table, list[Planned]]], options: RunOptions) -> None:
     """Fold a memory-mapped torch zip by streaming (:mod:`torch_zip`): one folded tensor at a time."""
     import wnaudit.checkpoint.torch_io as torch_io
+    from ..common.atomic import atomic_writer
     from .torch_zip import FoldedTensor, NotStreamable, first_free_key, pickle_object, write_archive
+    from .verify import tensor_digest, torch_verifier
 
     layout = keys.layout
     keys.resolve(layout)
