@@ -20,11 +20,12 @@ of these parts running at the time:
 
 It also counts what those reads are for: files the index read, and how many of
 their analyses anything asked for later (``Analyses.first`` / ``analysed``);
-files the flags parsed, and how many of them the run analysed too (the analysis
-takes the flag reader's tree where it comes second, ``analysis/parsed_ahead.py``,
-so these are not second parses: ``parse_count.py`` counts those; counted in the
-main process only, so with ``-j 2`` an analysis a worker made is not seen).  A part whose function a later version renamed is reported
-as absent.
+files the flags parsed, and how many of them the run analysed too.  Those are
+not second parses: the analysis takes the flag reader's tree where it comes
+second (``analysis/parsed_ahead.py``), and ``parse_count.py`` counts the parses
+themselves.  Counted in the main process only, so with ``-j 2`` an analysis a
+worker made is not seen.  A part whose function a later version renamed is
+reported as absent.
 
 With ``-j 2`` and more, it also says where the index's facts came from (the
 ``handover``): known already (the scan's workers, the cache), taken from a
@@ -158,7 +159,7 @@ def _count_handover(handover: Counter[str], waited: list[float]) -> None:
             elif future.cancelled():
                 handover["parsed here: no worker had started it"] += 1
             else:
-                handover["parsed here: the worker failed"] += 1
+                handover["parsed here: the worker gave no facts (failed, or not code)"] += 1
             return found
         return take
 

@@ -135,7 +135,6 @@ def audit_safetensors(path: Path, options: RunOptions) -> RunResult:
 
 def expect_folded(expectation: SafetensorsExpectation, replacement: safetensors_io.Replacement) -> safetensors_io.Replacement:
     """The same replacement, recording the digest of what it computes for the read-back check."""
-
     import wnaudit.checkpoint.safetensors_io as safetensors_io
     from .verify import tensor_digest
 
